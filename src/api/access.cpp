@@ -1,0 +1,51 @@
+// Accessibility, ordering and whole-job synchronization (OpenSHMEM 1.6 §9.2,
+// §9.9, §9.10).
+#include <shmem.h>
+#include <shmemx.h>
+
+#include "api/guard.hpp"
+
+#include <atomic>
+
+using namespace vkshmem;
+
+extern "C" {
+
+void* shmem_ptr(const void* dest, int pe) noexcept {
+    if (!g_state.initialized || static_cast<unsigned>(pe) >= static_cast<unsigned>(g_state.n_pes)) return nullptr;
+    int s = space_of(dest);
+    // Only memory the CPU may load from is handed out: not a GPU's BAR.
+    if (s < 0 || g_state.space[s].route[pe] != Route::Direct) return nullptr;
+    return g_state.space[s].peer[pe] + (reinterpret_cast<std::uintptr_t>(dest) - g_state.space[s].lo);
+}
+
+int shmem_pe_accessible(int pe) noexcept {
+    return g_state.initialized && static_cast<unsigned>(pe) < static_cast<unsigned>(g_state.n_pes) &&
+           g_state.space[kHostHeap].route[pe] != Route::None;
+}
+
+int shmem_addr_accessible(const void* addr, int pe) noexcept {
+    if (!shmem_pe_accessible(pe)) return 0;
+    int s = space_of(addr);
+    return s >= 0 && (g_state.space[s].route[pe] != Route::None || g_runtime->memory().device_memory(pe, Space(s)));
+}
+
+int shmemx_addr_space(const void* addr) noexcept {
+    switch (space_of(addr)) {
+    case kHostHeap: return SHMEMX_SPACE_HOST;
+    case kDeviceHeap: return SHMEMX_SPACE_DEVICE;
+    case kStaticData: return SHMEMX_SPACE_STATIC;
+    default: return SHMEMX_SPACE_NONE;
+    }
+}
+
+// Every route completes its operations before returning, so fence and quiet
+// only have to order this PE's stores (a full fence also drains the
+// write-combining buffers of stores into a GPU's BAR).
+void shmem_fence(void) noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
+void shmem_quiet(void) noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+void shmem_barrier_all(void) noexcept { require_runtime("shmem_barrier_all").barrier_all(); }
+void shmem_sync_all(void) noexcept { require_runtime("shmem_sync_all").barrier_all(); }
+
+} // extern "C"

@@ -1,0 +1,85 @@
+// Routes other than Direct, and the diagnostics of bad arguments. Nothing here
+// is on the hot path of a mapped peer.
+#include "api/typed.hpp"
+
+#include "api/guard.hpp"
+#include "core/log.hpp"
+
+#include <cstring>
+
+namespace vkshmem::api::detail {
+namespace {
+const char* space_name(int s) {
+    switch (s) {
+    case kHostHeap: return "host heap";
+    case kDeviceHeap: return "device heap";
+    case kStaticData: return "static data";
+    }
+    return "?";
+}
+
+// The Vulkan memory behind (pe, space) when the device can reach it.
+const DeviceMemory* device_side(const Target& t, int pe) {
+    if (!g_runtime || !g_runtime->device()) return nullptr;
+    return g_runtime->memory().device_memory(pe, static_cast<Space>(t.space));
+}
+
+[[noreturn]] void unreachable(const Target& t, int pe, const char* call) {
+    fatal(call, "PE {}'s {} cannot be reached from PE {}: it is on another device (different deviceUUID) or "
+                "was not shared; run the PEs of a node on one GPU (VKSHMEM_DEVICE) or keep this object in the "
+                "host heap",
+          pe, space_name(t.space), g_state.my_pe);
+}
+} // namespace
+
+void bad_target(const void* addr, std::size_t len, int pe, const char* call) {
+    if (!g_state.initialized) fatal(call, "called before shmem_init (or after shmem_finalize)");
+    if (static_cast<unsigned>(pe) >= static_cast<unsigned>(g_state.n_pes))
+        fatal(call, "PE {} is out of range: the job has {} PEs (0..{})", pe, g_state.n_pes, g_state.n_pes - 1);
+    int s = space_of(addr);
+    if (s < 0)
+        fatal(call, "address {} is not symmetric: it is in neither heap nor the program's static data; allocate "
+                    "it with shmem_malloc or make it a global variable",
+              addr);
+    const SpaceView& v = g_state.space[s];
+    fatal(call, "{} bytes at {} run past the end of the {} ({} bytes from {:#x})", len, addr, space_name(s), v.size,
+          v.lo);
+}
+
+void misaligned(const void* addr, std::size_t align, const char* call) {
+    fatal(call, "address {} is not aligned to {} bytes, as an atomic operation of this width requires", addr, align);
+}
+
+void bad_cmp(int cmp, const char* call) {
+    fatal(call, "comparison {} is not one of SHMEM_CMP_EQ, NE, GT, GE, LT, LE (0..5)", cmp);
+}
+
+void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call) {
+    if (t.route == Route::BarWrite && n <= g_state.bar_put_max) {
+        // Small puts into a GPU's device heap: CPU stores through the BAR
+        // mapping, no queue submission (DESIGN §1).
+        std::memcpy(t.ptr, src, n);
+        return;
+    }
+    const DeviceMemory* m = device_side(t, pe);
+    if (!m) unreachable(t, pe, call);
+    if (auto r = g_runtime->device()->write(*m, t.offset, src, n); !r) fatal(call, "{}", r.error().message);
+}
+
+void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call) {
+    // The CPU never reads a BAR: even a one-element get goes through a copy.
+    const DeviceMemory* m = device_side(t, pe);
+    if (!m) unreachable(t, pe, call);
+    if (auto r = g_runtime->device()->read(dst, *m, t.offset, n); !r) fatal(call, "{}", r.error().message);
+}
+
+std::uint64_t amo_slow(const Target& t, AmoOp, std::size_t width, std::uint64_t, std::uint64_t, int pe,
+                       const char* call) {
+    if (!device_side(t, pe)) unreachable(t, pe, call);
+    fatal(call, "a host-initiated {}-byte atomic on PE {}'s device heap needs the device to execute it, and "
+                "this device's heap is only reachable through a GPU BAR; keep atomic objects in the host heap "
+                "(shmem_malloc)",
+          width, pe);
+}
+
+} // namespace vkshmem::api::detail

@@ -1,0 +1,406 @@
+// Definitions of the templates declared in typed.hpp. The fast path (a mapped
+// peer: Route::Direct) is inline; everything else is in slow_path.cpp.
+#pragma once
+
+#include "core/state.hpp"
+#include "core/wait.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace vkshmem::api {
+namespace detail {
+
+struct Target {
+    char* ptr; // where the bytes are, when mapped (route Direct or BarWrite)
+    int space;
+    std::size_t offset;
+    Route route;
+};
+
+// Diagnoses a bad (address, length, PE) and ends the job. Never returns.
+[[noreturn]] void bad_target(const void* addr, std::size_t len, int pe, const char* call);
+[[noreturn]] void misaligned(const void* addr, std::size_t align, const char* call);
+[[noreturn]] void bad_cmp(int cmp, const char* call);
+
+inline Target target(const void* addr, std::size_t len, int pe, const char* call) {
+    if (static_cast<unsigned>(pe) >= static_cast<unsigned>(g_state.n_pes)) [[unlikely]]
+        bad_target(addr, len, pe, call);
+    const int s = space_of(addr);
+    if (s < 0) [[unlikely]]
+        bad_target(addr, len, pe, call);
+    const SpaceView& v = g_state.space[s];
+    const std::size_t off = reinterpret_cast<std::uintptr_t>(addr) - v.lo;
+    if (g_state.checks && len > v.size - off) [[unlikely]]
+        bad_target(addr, len, pe, call);
+    char* base = v.peer[pe];
+    return {base ? base + off : nullptr, s, off, v.route[pe]};
+}
+
+// Routes other than Direct (slow_path.cpp).
+void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call);
+void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call);
+enum class AmoOp : std::uint8_t { Fetch, Set, Swap, CompareSwap, Add, And, Or, Xor };
+std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,
+                       int pe, const char* call);
+
+template <class T> T* local_ivar(T* ivar, const char* call) {
+    if (g_state.checks && space_of(ivar) < 0) [[unlikely]]
+        bad_target(ivar, sizeof(T), g_state.my_pe, call);
+    return ivar;
+}
+
+template <class T> inline void store_elem(char* p, T v) {
+    if constexpr (sizeof(T) <= 8 && std::is_integral_v<T>) {
+        // A single aligned store, so a peer polling the word never sees half of it.
+        if (reinterpret_cast<std::uintptr_t>(p) % alignof(T) == 0) {
+            std::atomic_ref<T>(*reinterpret_cast<T*>(p)).store(v, std::memory_order_relaxed);
+            return;
+        }
+    }
+    std::memcpy(p, &v, sizeof(T));
+}
+
+template <class T> inline T load_elem(const char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+}
+
+template <class T> std::uint64_t to_bits(T v) {
+    std::uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof(T));
+    return b;
+}
+template <class T> T from_bits(std::uint64_t b) {
+    T v;
+    std::memcpy(&v, &b, sizeof(T));
+    return v;
+}
+
+template <class T> T amo(T* dest, AmoOp op, T operand, T cond, int pe, const char* call) {
+    Target t = target(dest, sizeof(T), pe, call);
+    if (reinterpret_cast<std::uintptr_t>(dest) % sizeof(T)) [[unlikely]]
+        misaligned(dest, sizeof(T), call);
+    if (t.route != Route::Direct) [[unlikely]]
+        return from_bits<T>(amo_slow(t, op, sizeof(T), to_bits(operand), to_bits(cond), pe, call));
+    std::atomic_ref<T> a(*reinterpret_cast<T*>(t.ptr));
+    switch (op) {
+    case AmoOp::Fetch: return a.load(std::memory_order_seq_cst);
+    case AmoOp::Set: a.store(operand, std::memory_order_seq_cst); return T{};
+    case AmoOp::Swap: return a.exchange(operand, std::memory_order_seq_cst);
+    case AmoOp::CompareSwap: a.compare_exchange_strong(cond, operand, std::memory_order_seq_cst); return cond;
+    case AmoOp::Add:
+        if constexpr (std::is_integral_v<T>) return a.fetch_add(operand, std::memory_order_seq_cst);
+        break;
+    case AmoOp::And:
+        if constexpr (std::is_integral_v<T>) return a.fetch_and(operand, std::memory_order_seq_cst);
+        break;
+    case AmoOp::Or:
+        if constexpr (std::is_integral_v<T>) return a.fetch_or(operand, std::memory_order_seq_cst);
+        break;
+    case AmoOp::Xor:
+        if constexpr (std::is_integral_v<T>) return a.fetch_xor(operand, std::memory_order_seq_cst);
+        break;
+    }
+    return T{};
+}
+
+template <class T> bool compare(T a, int cmp, T b) {
+    switch (cmp) {
+    case 0: return a == b; // SHMEM_CMP_EQ
+    case 1: return a != b; // SHMEM_CMP_NE
+    case 2: return a > b;  // SHMEM_CMP_GT
+    case 3: return a >= b; // SHMEM_CMP_GE
+    case 4: return a < b;  // SHMEM_CMP_LT
+    case 5: return a <= b; // SHMEM_CMP_LE
+    }
+    return false;
+}
+
+template <class T> T watch(T* ivar) { return std::atomic_ref<T>(*ivar).load(std::memory_order_acquire); }
+
+// Shared by the test_* and wait_until_* forms: how many live elements satisfy
+// the comparison now (their indices into `indices` when given) and, in
+// *active, how many are live. values == nullptr: every element compares
+// against `value`.
+template <class T>
+std::size_t scan(T* ivars, std::size_t n, const int* status, int cmp, T value, const T* values, std::size_t* indices,
+                 std::size_t* active) {
+    std::size_t hits = 0, live = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (status && status[i]) continue;
+        ++live;
+        if (compare(watch(&ivars[i]), cmp, values ? values[i] : value)) {
+            if (indices) indices[hits] = i;
+            ++hits;
+        }
+    }
+    if (active) *active = live;
+    return hits;
+}
+
+template <class T>
+std::size_t first_hit(T* ivars, std::size_t n, const int* status, int cmp, T value, const T* values) {
+    for (std::size_t i = 0; i < n; ++i) {
+        if (status && status[i]) continue;
+        if (compare(watch(&ivars[i]), cmp, values ? values[i] : value)) return i;
+    }
+    return SIZE_MAX;
+}
+
+inline std::size_t live_count(std::size_t n, const int* status) {
+    std::size_t live = 0;
+    for (std::size_t i = 0; i < n; ++i) live += !(status && status[i]);
+    return live;
+}
+
+template <class T> void check_ivars(T* ivars, std::size_t n, int cmp, const char* call) {
+    if (cmp < 0 || cmp > 5) [[unlikely]]
+        bad_cmp(cmp, call);
+    if (n) local_ivar(ivars, call);
+}
+
+template <class T>
+void wait_all(T* ivars, std::size_t n, const int* status, int cmp, T value, const T* values, const char* call) {
+    check_ivars(ivars, n, cmp, call);
+    wait_for([&] {
+        std::size_t live = 0;
+        return scan(ivars, n, status, cmp, value, values, nullptr, &live) == live;
+    });
+}
+
+template <class T>
+std::size_t wait_any(T* ivars, std::size_t n, const int* status, int cmp, T value, const T* values, const char* call) {
+    check_ivars(ivars, n, cmp, call);
+    if (!live_count(n, status)) return SIZE_MAX;
+    std::size_t hit = SIZE_MAX;
+    wait_for([&] { return (hit = first_hit(ivars, n, status, cmp, value, values)) != SIZE_MAX; });
+    return hit;
+}
+
+template <class T>
+std::size_t wait_some(T* ivars, std::size_t n, std::size_t* indices, const int* status, int cmp, T value,
+                      const T* values, const char* call) {
+    check_ivars(ivars, n, cmp, call);
+    if (!live_count(n, status)) return 0;
+    std::size_t hits = 0;
+    wait_for([&] { return (hits = scan(ivars, n, status, cmp, value, values, indices, nullptr)) > 0; });
+    return hits;
+}
+
+} // namespace detail
+
+// ---- RMA ----------------------------------------------------------------------------
+template <class T> void put(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
+    const std::size_t n = nelems * sizeof(T);
+    detail::Target t = detail::target(dest, n, pe, call);
+    if (t.route == Route::Direct) [[likely]] {
+        std::memcpy(t.ptr, source, n);
+        return;
+    }
+    detail::put_slow(t, source, n, pe, call);
+}
+
+template <class T> void get(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
+    const std::size_t n = nelems * sizeof(T);
+    detail::Target t = detail::target(source, n, pe, call);
+    if (t.route == Route::Direct) [[likely]] {
+        std::memcpy(dest, t.ptr, n);
+        return;
+    }
+    detail::get_slow(dest, t, n, pe, call);
+}
+
+// Node-local transfers complete before they return, so the nbi forms are the
+// blocking ones; they differ once a route queues work (network, proxy).
+template <class T> void put_nbi(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
+    put(dest, source, nelems, pe, call);
+}
+template <class T> void get_nbi(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
+    get(dest, source, nelems, pe, call);
+}
+
+template <class T> void p(T* dest, T value, int pe, const char* call) {
+    detail::Target t = detail::target(dest, sizeof(T), pe, call);
+    if (t.route == Route::Direct || t.route == Route::BarWrite) [[likely]] {
+        detail::store_elem(t.ptr, value);
+        return;
+    }
+    detail::put_slow(t, &value, sizeof(T), pe, call);
+}
+
+template <class T> T g(const T* source, int pe, const char* call) {
+    detail::Target t = detail::target(source, sizeof(T), pe, call);
+    if (t.route == Route::Direct) [[likely]]
+        return detail::load_elem<T>(t.ptr);
+    T v;
+    detail::get_slow(&v, t, sizeof(T), pe, call);
+    return v;
+}
+
+template <class T>
+void iput(T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems, int pe,
+          const char* call) {
+    for (std::size_t i = 0; i < nelems; ++i) {
+        const auto k = static_cast<std::ptrdiff_t>(i);
+        p(dest + k * dst, source[k * sst], pe, call);
+    }
+}
+
+template <class T>
+void iget(T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems, int pe,
+          const char* call) {
+    for (std::size_t i = 0; i < nelems; ++i) {
+        const auto k = static_cast<std::ptrdiff_t>(i);
+        dest[k * dst] = g(source + k * sst, pe, call);
+    }
+}
+
+// ---- AMO ----------------------------------------------------------------------------
+using detail::AmoOp;
+template <class T> T atomic_fetch(const T* source, int pe, const char* call) {
+    return detail::amo(const_cast<T*>(source), AmoOp::Fetch, T{}, T{}, pe, call);
+}
+template <class T> void atomic_set(T* dest, T value, int pe, const char* call) {
+    detail::amo(dest, AmoOp::Set, value, T{}, pe, call);
+}
+template <class T> T atomic_swap(T* dest, T value, int pe, const char* call) {
+    return detail::amo(dest, AmoOp::Swap, value, T{}, pe, call);
+}
+template <class T> T atomic_compare_swap(T* dest, T cond, T value, int pe, const char* call) {
+    return detail::amo(dest, AmoOp::CompareSwap, value, cond, pe, call);
+}
+template <class T> T atomic_fetch_inc(T* dest, int pe, const char* call) {
+    return detail::amo(dest, AmoOp::Add, T{1}, T{}, pe, call);
+}
+template <class T> void atomic_inc(T* dest, int pe, const char* call) {
+    detail::amo(dest, AmoOp::Add, T{1}, T{}, pe, call);
+}
+template <class T> T atomic_fetch_add(T* dest, T value, int pe, const char* call) {
+    return detail::amo(dest, AmoOp::Add, value, T{}, pe, call);
+}
+template <class T> void atomic_add(T* dest, T value, int pe, const char* call) {
+    detail::amo(dest, AmoOp::Add, value, T{}, pe, call);
+}
+template <class T> T atomic_fetch_and(T* dest, T value, int pe, const char* call) {
+    return detail::amo(dest, AmoOp::And, value, T{}, pe, call);
+}
+template <class T> void atomic_and(T* dest, T value, int pe, const char* call) {
+    detail::amo(dest, AmoOp::And, value, T{}, pe, call);
+}
+template <class T> T atomic_fetch_or(T* dest, T value, int pe, const char* call) {
+    return detail::amo(dest, AmoOp::Or, value, T{}, pe, call);
+}
+template <class T> void atomic_or(T* dest, T value, int pe, const char* call) {
+    detail::amo(dest, AmoOp::Or, value, T{}, pe, call);
+}
+template <class T> T atomic_fetch_xor(T* dest, T value, int pe, const char* call) {
+    return detail::amo(dest, AmoOp::Xor, value, T{}, pe, call);
+}
+template <class T> void atomic_xor(T* dest, T value, int pe, const char* call) {
+    detail::amo(dest, AmoOp::Xor, value, T{}, pe, call);
+}
+
+// Every route that exists today completes an AMO before returning, so the
+// fetching nbi forms deliver *fetch at once (and so by the next quiet).
+template <class T> void atomic_fetch_nbi(T* fetch, const T* source, int pe, const char* call) {
+    *fetch = atomic_fetch(source, pe, call);
+}
+template <class T> void atomic_swap_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
+    *fetch = atomic_swap(dest, value, pe, call);
+}
+template <class T> void atomic_compare_swap_nbi(T* fetch, T* dest, T cond, T value, int pe, const char* call) {
+    *fetch = atomic_compare_swap(dest, cond, value, pe, call);
+}
+template <class T> void atomic_fetch_inc_nbi(T* fetch, T* dest, int pe, const char* call) {
+    *fetch = atomic_fetch_inc(dest, pe, call);
+}
+template <class T> void atomic_fetch_add_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
+    *fetch = atomic_fetch_add(dest, value, pe, call);
+}
+template <class T> void atomic_fetch_and_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
+    *fetch = atomic_fetch_and(dest, value, pe, call);
+}
+template <class T> void atomic_fetch_or_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
+    *fetch = atomic_fetch_or(dest, value, pe, call);
+}
+template <class T> void atomic_fetch_xor_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
+    *fetch = atomic_fetch_xor(dest, value, pe, call);
+}
+
+// ---- Point-to-point synchronization -------------------------------------------------
+template <class T> void wait_until(T* ivar, int cmp, T value, const char* call) {
+    detail::check_ivars(ivar, 1, cmp, call);
+    wait_for([&] { return detail::compare(detail::watch(ivar), cmp, value); });
+}
+template <class T> int test(T* ivar, int cmp, T value, const char* call) {
+    detail::check_ivars(ivar, 1, cmp, call);
+    return detail::compare(detail::watch(ivar), cmp, value) ? 1 : 0;
+}
+template <class T>
+void wait_until_all(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call) {
+    detail::wait_all(ivars, nelems, status, cmp, value, static_cast<const T*>(nullptr), call);
+}
+template <class T>
+std::size_t wait_until_any(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call) {
+    return detail::wait_any(ivars, nelems, status, cmp, value, static_cast<const T*>(nullptr), call);
+}
+template <class T>
+std::size_t wait_until_some(T* ivars, std::size_t nelems, std::size_t* indices, const int* status, int cmp, T value,
+                            const char* call) {
+    return detail::wait_some(ivars, nelems, indices, status, cmp, value, static_cast<const T*>(nullptr), call);
+}
+template <class T>
+void wait_until_all_vector(T* ivars, std::size_t nelems, const int* status, int cmp, const T* values,
+                           const char* call) {
+    detail::wait_all(ivars, nelems, status, cmp, T{}, values, call);
+}
+template <class T>
+std::size_t wait_until_any_vector(T* ivars, std::size_t nelems, const int* status, int cmp, const T* values,
+                                  const char* call) {
+    return detail::wait_any(ivars, nelems, status, cmp, T{}, values, call);
+}
+template <class T>
+std::size_t wait_until_some_vector(T* ivars, std::size_t nelems, std::size_t* indices, const int* status, int cmp,
+                                   const T* values, const char* call) {
+    return detail::wait_some(ivars, nelems, indices, status, cmp, T{}, values, call);
+}
+template <class T> int test_all(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call) {
+    detail::check_ivars(ivars, nelems, cmp, call);
+    std::size_t live = 0;
+    return detail::scan(ivars, nelems, status, cmp, value, static_cast<const T*>(nullptr), nullptr, &live) == live;
+}
+template <class T>
+std::size_t test_any(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call) {
+    detail::check_ivars(ivars, nelems, cmp, call);
+    return detail::first_hit(ivars, nelems, status, cmp, value, static_cast<const T*>(nullptr));
+}
+template <class T>
+std::size_t test_some(T* ivars, std::size_t nelems, std::size_t* indices, const int* status, int cmp, T value,
+                      const char* call) {
+    detail::check_ivars(ivars, nelems, cmp, call);
+    return detail::scan(ivars, nelems, status, cmp, value, static_cast<const T*>(nullptr), indices, nullptr);
+}
+template <class T>
+int test_all_vector(T* ivars, std::size_t nelems, const int* status, int cmp, const T* values, const char* call) {
+    detail::check_ivars(ivars, nelems, cmp, call);
+    std::size_t live = 0;
+    return detail::scan(ivars, nelems, status, cmp, T{}, values, nullptr, &live) == live;
+}
+template <class T>
+std::size_t test_any_vector(T* ivars, std::size_t nelems, const int* status, int cmp, const T* values,
+                            const char* call) {
+    detail::check_ivars(ivars, nelems, cmp, call);
+    return detail::first_hit(ivars, nelems, status, cmp, T{}, values);
+}
+template <class T>
+std::size_t test_some_vector(T* ivars, std::size_t nelems, std::size_t* indices, const int* status, int cmp,
+                             const T* values, const char* call) {
+    detail::check_ivars(ivars, nelems, cmp, call);
+    return detail::scan(ivars, nelems, status, cmp, T{}, values, indices, nullptr);
+}
+
+} // namespace vkshmem::api

@@ -1,0 +1,64 @@
+#include "core/log.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <unistd.h>
+
+namespace vkshmem {
+namespace log_detail {
+LogLevel g_level = LogLevel::Warn;
+int g_pe = -1;
+namespace {
+void (*g_abort_hook)(int, const char*) = nullptr;
+const char* level_name(LogLevel l) {
+    switch (l) {
+    case LogLevel::Error: return "error";
+    case LogLevel::Warn: return "warning";
+    case LogLevel::Info: return "info";
+    case LogLevel::Debug: return "debug";
+    case LogLevel::Trace: return "trace";
+    }
+    return "?";
+}
+} // namespace
+
+void emit(LogLevel level, std::string_view msg) {
+    // One write per line so lines of different PEs do not interleave.
+    std::string line = fmt::format("{} vkshmem {}: {}\n", log_prefix(), level_name(level), msg);
+    ssize_t r = ::write(STDERR_FILENO, line.data(), line.size());
+    (void)r;
+}
+
+void die(int status, std::string_view call, std::string_view msg) {
+    std::string text = fmt::format("{}: {}", call, msg);
+    emit(LogLevel::Error, text);
+    std::fflush(stdout);
+    if (g_abort_hook) g_abort_hook(status, text.c_str());
+    _exit(status);
+}
+} // namespace log_detail
+
+bool set_log_level(std::string_view t) {
+    using log_detail::g_level;
+    if (t == "error") g_level = LogLevel::Error;
+    else if (t == "warn" || t == "warning") g_level = LogLevel::Warn;
+    else if (t == "info") g_level = LogLevel::Info;
+    else if (t == "debug") g_level = LogLevel::Debug;
+    else if (t == "trace") g_level = LogLevel::Trace;
+    else return false;
+    return true;
+}
+
+void set_log_pe(int pe) { log_detail::g_pe = pe; }
+void set_abort_hook(void (*hook)(int, const char*)) { log_detail::g_abort_hook = hook; }
+
+std::string log_prefix() {
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    if (log_detail::g_pe >= 0) return fmt::format("[{}:{}:PE {}]", host, getpid(), log_detail::g_pe);
+    return fmt::format("[{}:{}]", host, getpid());
+}
+
+} // namespace vkshmem

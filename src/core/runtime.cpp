@@ -1,0 +1,226 @@
+#include "core/runtime.hpp"
+
+#include "core/log.hpp"
+#include "core/wait.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace vkshmem {
+
+FastState g_state;
+Runtime* g_runtime = nullptr;
+
+namespace {
+bool g_atexit_registered = false;
+
+void on_abort(int status, const char* msg) {
+    if (g_runtime) g_runtime->bootstrap().abort(status, msg);
+}
+
+// A PE that returns from main (or calls exit) without shmem_finalize would
+// leave its peers waiting: end the whole job instead.
+void exit_without_finalize() {
+    if (!g_runtime) return;
+    std::fflush(nullptr);
+    fatal("exit", "PE {} exited without calling shmem_finalize; ending the job", g_state.my_pe);
+}
+
+std::vector<std::string> environ_names() {
+    std::vector<std::string> names;
+    for (char** e = environ; e && *e; ++e) {
+        const char* eq = std::strchr(*e, '=');
+        names.emplace_back(*e, eq ? static_cast<std::size_t>(eq - *e) : std::strlen(*e));
+    }
+    return names;
+}
+} // namespace
+
+[[noreturn]] void abort_job(int status, const char* msg) {
+    std::fflush(nullptr);
+    if (g_runtime) g_runtime->bootstrap().abort(status, msg);
+    _exit(status);
+}
+
+Result<void> Runtime::init(int requested) {
+    if (g_runtime) return {};
+    auto* rt = new Runtime;
+    g_runtime = rt;
+    auto r = rt->start(requested);
+    if (!r) {
+        g_runtime = nullptr;
+        // The bootstrap stays alive so that the caller can still end the job.
+        return r;
+    }
+    return {};
+}
+
+Result<void> Runtime::start(int requested) {
+    if (auto err = load_config(cfg_, [](const char* n) -> const char* { return std::getenv(n); }))
+        return make_error(fmt::format("{}: {}", err->variable, err->message));
+    if (!set_log_level(cfg_.VKSHMEM_DEBUG))
+        return make_error(fmt::format("VKSHMEM_DEBUG: malformed value '{}': expected error, warn, info, debug or "
+                                      "trace",
+                                      cfg_.VKSHMEM_DEBUG));
+
+    auto boot = make_bootstrap();
+    if (!boot) return boot.error();
+    boot_ = std::move(*boot);
+    set_log_pe(boot_->rank());
+    set_abort_hook(on_abort);
+    g_state.my_pe = boot_->rank();
+    g_state.n_pes = boot_->size();
+    g_state.checks = cfg_.VKSHMEM_ERROR_CHECKS;
+    g_state.bar_put_max = cfg_.VKSHMEM_BAR_PUT_MAX;
+    g_state.spin_before_yield = cfg_.VKSHMEM_SPIN_BEFORE_YIELD;
+
+    if (boot_->rank() == 0)
+        for (const auto& u : unknown_variables(environ_names()))
+            VKSHMEM_WARN("unknown variable {} (did you mean {}?); `vkshmem-info -e` lists them all", u.name,
+                         u.suggestion);
+
+    if (cfg_.VKSHMEM_DEVICE != "none") {
+        auto dev = VulkanDevice::create(cfg_.VKSHMEM_DEVICE, boot_->local_rank());
+        if (dev) {
+            device_ = std::move(*dev);
+        } else if (!cfg_.VKSHMEM_DEVICE.empty()) {
+            return make_error(dev.error().message); // asked for a device by name: do not run without it
+        } else {
+            no_device_reason_ = dev.error().message;
+            VKSHMEM_WARN_ONCE("no usable Vulkan device ({}); running host-only: both heaps are host memory",
+                              no_device_reason_);
+        }
+    } else {
+        no_device_reason_ = "VKSHMEM_DEVICE=none";
+    }
+
+    auto mem = SymmetricMemory::create(cfg_, *boot_, device_.get());
+    if (!mem) return mem.error();
+    memory_ = std::move(*mem);
+    thread_level_ = requested < 0 ? 0 : (requested > 3 ? 3 : requested);
+    g_state.initialized = true;
+    if (!g_atexit_registered) {
+        std::atexit(exit_without_finalize);
+        g_atexit_registered = true;
+    }
+    if (auto b = boot_->barrier(); !b) return b.error();
+    if (boot_->rank() == 0) {
+        if (cfg_.SHMEM_VERSION) std::printf("vkshmem %s (OpenSHMEM 1.6)\n", VKSHMEM_VERSION_STRING);
+        if (cfg_.SHMEM_INFO) print_info();
+    }
+    return {};
+}
+
+void Runtime::print_info() const {
+    std::string s = fmt::format("vkshmem {} (OpenSHMEM 1.6), {} PEs, bootstrap {}\n", VKSHMEM_VERSION_STRING,
+                                g_state.n_pes, boot_->kind());
+    if (device_)
+        s += fmt::format("Vulkan device: {} ({}), {}\n", device_->report().name, device_->report().type,
+                         device_->report().driver);
+    else
+        s += fmt::format("Vulkan device: none ({})\n", no_device_reason_);
+    const char* names[] = {"host heap", "device heap", "static data"};
+    for (int sp = 0; sp < kSpaceCount; ++sp)
+        s += fmt::format("{}: {} bytes, {}\n", names[sp], memory_->heap_size(static_cast<Space>(sp)),
+                         memory_->description(static_cast<Space>(sp)));
+    s += "Environment:\n" + env_reference(false, &cfg_);
+    std::fputs(s.c_str(), stdout);
+    std::fflush(stdout);
+}
+
+void Runtime::barrier_all() {
+    // Dissemination barrier: in round r, signal PE (me + 2^r) mod n and wait
+    // for PE (me - 2^r) mod n. Counters only grow, so nothing is reset and a
+    // fast PE's next barrier cannot be confused with this one.
+    const int n = g_state.n_pes, me = g_state.my_pe;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (n == 1) return;
+    const std::uint64_t epoch = ++barrier_epoch_;
+    InternalArea* mine = memory_->internal(me);
+    int r = 0;
+    for (int dist = 1; dist < n; dist <<= 1, ++r) {
+        InternalArea* peer = memory_->internal((me + dist) % n);
+        std::atomic_ref<std::uint64_t>(peer->barrier[r].value).fetch_add(1, std::memory_order_release);
+        std::atomic_ref<std::uint64_t> flag(mine->barrier[r].value);
+        wait_for([&] { return flag.load(std::memory_order_acquire) >= epoch; });
+    }
+}
+
+void* Runtime::allocate(Space s, std::size_t size, std::size_t align, const char* call) {
+    void* p = nullptr;
+    {
+        std::lock_guard lk(mu_);
+        p = memory_->allocate(s, size, align);
+    }
+    if (!p && size) {
+        const auto& a = memory_->allocator(s);
+        if (g_state.my_pe == 0)
+            error(call,
+                  "cannot allocate {} bytes in the {} heap ({} of {} bytes in use, largest free block {}); raise {}",
+                  size, s == kHostHeap ? "host" : "device", a.bytes_in_use(), a.capacity(), a.largest_free(),
+                  s == kHostHeap ? "SHMEM_SYMMETRIC_SIZE" : "VKSHMEM_DEVICE_HEAP_SIZE");
+    }
+    barrier_all();
+    return p;
+}
+
+void* Runtime::reallocate(void* p, std::size_t size, const char* call) {
+    if (!p) return allocate(kHostHeap, size, SymmetricAllocator::kMinAlign, call);
+    if (size == 0) {
+        release(p, call);
+        return nullptr;
+    }
+    int s = space_of(p);
+    auto old = memory_->block_size(p);
+    if (!old) fatal(call, "{} is not an address shmem_malloc returned", p);
+    {
+        std::lock_guard lk(mu_);
+        if (!memory_->resize_in_place(p, size)) {
+            void* q = memory_->allocate(static_cast<Space>(s), size, SymmetricAllocator::kMinAlign);
+            if (q) {
+                std::memcpy(q, p, std::min(*old, size));
+                memory_->free(p);
+            } else if (g_state.my_pe == 0) {
+                error(call, "cannot grow a block to {} bytes; raise {}", size,
+                      s == kHostHeap ? "SHMEM_SYMMETRIC_SIZE" : "VKSHMEM_DEVICE_HEAP_SIZE");
+            }
+            p = q;
+        }
+    }
+    barrier_all();
+    return p;
+}
+
+void Runtime::release(void* p, const char* call) {
+    if (!p) return;
+    barrier_all(); // nobody may still be writing into it
+    std::lock_guard lk(mu_);
+    if (!memory_->free(p)) fatal(call, "{} is not an address shmem_malloc returned, or was freed already", p);
+}
+
+void Runtime::finalize() {
+    Runtime* rt = g_runtime;
+    if (!rt) return;
+    rt->barrier_all();
+    g_state.initialized = false;
+    rt->memory_.reset();
+    rt->device_.reset();
+    g_runtime = nullptr;
+    // The launcher connection goes last: finalize must still be able to abort.
+    rt->boot_.reset();
+    delete rt;
+}
+
+[[noreturn]] void Runtime::global_exit(int status) {
+    std::fflush(nullptr);
+    boot_->abort(status, "shmem_global_exit");
+    _exit(status);
+}
+
+} // namespace vkshmem

@@ -1,0 +1,64 @@
+// The runtime: owns the subsystems in dependency order (teardown is the
+// reverse) and holds what the API needs beyond the data path's FastState.
+#pragma once
+
+#include "bootstrap/bootstrap.hpp"
+#include "core/config.hpp"
+#include "memory/symmetric.hpp"
+#include "vulkan/device.hpp"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+namespace vkshmem {
+
+class Runtime {
+public:
+    // Collective. On failure prints the cause and returns it (shmem_init ends
+    // the job; shmem_init_thread returns nonzero).
+    static Result<void> init(int requested_thread_level);
+    // Collective: quiet, barrier, release everything.
+    static void finalize();
+
+    const Config& config() const { return cfg_; }
+    Bootstrap& bootstrap() { return *boot_; }
+    VulkanDevice* device() { return device_.get(); }
+    SymmetricMemory& memory() { return *memory_; }
+    int thread_level() const { return thread_level_; }
+    const std::string& no_device_reason() const { return no_device_reason_; }
+
+    // barrier over all PEs (the dissemination flags of the InternalArea).
+    void barrier_all();
+    // Collective allocation with the spec's closing barrier; `call` names the
+    // routine for messages.
+    void* allocate(Space s, std::size_t size, std::size_t align, const char* call);
+    void* reallocate(void* p, std::size_t size, const char* call);
+    void release(void* p, const char* call);
+    [[noreturn]] void global_exit(int status);
+
+    // Serializes what is not thread-safe by nature (allocation, device copies).
+    std::mutex& mutex() { return mu_; }
+
+private:
+    Runtime() = default;
+    Result<void> start(int requested);
+    void print_info() const;
+
+    Config cfg_;
+    std::unique_ptr<Bootstrap> boot_;
+    std::unique_ptr<VulkanDevice> device_;
+    std::unique_ptr<SymmetricMemory> memory_;
+    int thread_level_ = 0;
+    std::string no_device_reason_;
+    std::uint64_t barrier_epoch_ = 0;
+    std::mutex mu_;
+};
+
+// The one runtime of this process; null before shmem_init and after finalize.
+extern Runtime* g_runtime;
+
+// Ends the job from anywhere (launcher abort when there is one).
+[[noreturn]] void abort_job(int status, const char* msg);
+
+} // namespace vkshmem

@@ -1,0 +1,47 @@
+// The data path's view of the runtime: plain arrays indexed by PE, filled once
+// at init. Every RMA/AMO call translates its address here; nothing on this
+// path allocates, locks or searches.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace vkshmem {
+
+// Symmetric spaces. The order is the order translate() tries them in.
+enum Space : int { kHostHeap = 0, kDeviceHeap = 1, kStaticData = 2, kSpaceCount = 3 };
+
+// How this PE reaches one (peer, space). Computed at init (DESIGN §2).
+enum class Route : std::uint8_t {
+    None = 0,  // not reachable from this PE's CPU
+    Direct,    // mapped, cached memory: memcpy, loads, stores and CPU atomics
+    BarWrite,  // mapped device memory (resizable BAR): stores only; reads and AMOs use the device
+};
+
+struct SpaceView {
+    std::uintptr_t lo = 0; // this PE's range [lo, lo + size)
+    std::size_t size = 0;
+    char** peer = nullptr;  // [n_pes] mapped base of each PE's copy (nullptr: not mapped)
+    Route* route = nullptr; // [n_pes]
+};
+
+struct FastState {
+    int my_pe = -1;
+    int n_pes = 0;
+    bool initialized = false;
+    bool checks = false;            // VKSHMEM_ERROR_CHECKS
+    std::size_t bar_put_max = 0;    // VKSHMEM_BAR_PUT_MAX
+    std::int64_t spin_before_yield = 2000;
+    SpaceView space[kSpaceCount];
+};
+
+extern FastState g_state;
+
+inline int space_of(const void* addr) {
+    auto a = reinterpret_cast<std::uintptr_t>(addr);
+    for (int s = 0; s < kSpaceCount; ++s)
+        if (a - g_state.space[s].lo < g_state.space[s].size) return s;
+    return -1;
+}
+
+} // namespace vkshmem

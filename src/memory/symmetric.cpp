@@ -1,0 +1,350 @@
+#include "memory/symmetric.hpp"
+
+#include "bootstrap/bootstrap.hpp"
+#include "core/log.hpp"
+#include "memory/fd_exchange.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace vkshmem {
+namespace {
+
+enum FdSlot { kFdHost = 0, kFdDevice = 1, kFdStatic = 2 };
+enum DeviceHeapKind : std::uint8_t { kDevNone = 0, kDevMemfd = 1, kDevVulkan = 2 };
+
+// What every PE tells every other at init (one allgather).
+struct PeerInfo {
+    std::uint32_t magic;
+    std::int32_t pid;
+    std::uint32_t uid;
+    std::uint8_t device_kind;
+    std::uint8_t device_uuid[16];
+    std::uint32_t device_type_index;
+    std::uint64_t host_size, device_size, device_alloc_size, static_size;
+    char host[64];
+    char sock[96];
+};
+constexpr std::uint32_t kMagic = 0x76'6b'73'01; // "vks" v1
+
+std::size_t round_page(std::size_t v) { return (v + page_size() - 1) & ~(page_size() - 1); }
+
+} // namespace
+
+Result<std::unique_ptr<SymmetricMemory>> SymmetricMemory::create(const Config& cfg, Bootstrap& boot,
+                                                                  VulkanDevice* dev) {
+    std::unique_ptr<SymmetricMemory> m(new SymmetricMemory);
+    m->dev_ = dev;
+    m->n_pes_ = boot.size();
+    m->my_pe_ = boot.rank();
+    for (auto& v : m->peer_base_) v.assign(static_cast<std::size_t>(m->n_pes_), nullptr);
+    for (auto& v : m->route_) v.assign(static_cast<std::size_t>(m->n_pes_), Route::None);
+    if (auto r = m->create_local(cfg, boot); !r) return r.error();
+    if (auto r = m->exchange(cfg, boot); !r) return r.error();
+    for (int s = 0; s < kSpaceCount; ++s) {
+        g_state.space[s].peer = m->peer_base_[s].data();
+        g_state.space[s].route = m->route_[s].data();
+    }
+    return m;
+}
+
+Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
+    (void)boot;
+    // Host heap: memfd, imported into Vulkan so shaders reach it by address.
+    std::size_t host_size = round_page(std::max<std::uint64_t>(cfg.SHMEM_SYMMETRIC_SIZE, 0) + kInternalReserve);
+    auto h = SharedSegment::create("vkshmem-host-heap", host_size);
+    if (!h) return make_error(fmt::format("host heap of {} bytes (SHMEM_SYMMETRIC_SIZE): {}", host_size,
+                                          h.error().message));
+    host_ = std::move(h.value());
+    desc_[kHostHeap] = "memfd";
+    if (dev_) {
+        auto vk = dev_->import_host(host_.base(), host_size);
+        if (!vk) return make_error(fmt::format("host heap: {}", vk.error().message), vk.error().vk_result);
+        host_vk_ = *vk;
+        desc_[kHostHeap] = "memfd imported with VK_EXT_external_memory_host";
+    }
+    g_state.space[kHostHeap].lo = reinterpret_cast<std::uintptr_t>(host_.base());
+    g_state.space[kHostHeap].size = host_size;
+    alloc_[kHostHeap] = SymmetricAllocator(host_size - kInternalReserve);
+
+    // Device heap.
+    std::size_t dev_size = round_page(cfg.VKSHMEM_DEVICE_HEAP_SIZE);
+    if (dev_size) {
+        if (dev_) {
+            auto vk = dev_->allocate_exportable(dev_size);
+            if (!vk) return make_error(fmt::format("device heap: {}", vk.error().message), vk.error().vk_result);
+            device_vk_ = *vk;
+            device_alloc_size_ = dev_size;
+            if (device_vk_.mapped) {
+                g_state.space[kDeviceHeap].lo = reinterpret_cast<std::uintptr_t>(device_vk_.mapped);
+                desc_[kDeviceHeap] = fmt::format("DEVICE_LOCAL{} OPAQUE_FD on {}",
+                                                 device_vk_.host_visible ? "|HOST_VISIBLE" : "",
+                                                 dev_->report().name);
+            } else {
+                // Not mappable: reserve an address range so objects still have
+                // host addresses; data moves by device copies.
+                void* p = mmap(nullptr, dev_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                if (p == MAP_FAILED) return make_error("reserving the device heap's address range failed");
+                g_state.space[kDeviceHeap].lo = reinterpret_cast<std::uintptr_t>(p);
+                reserved_ = p;
+                desc_[kDeviceHeap] = fmt::format("DEVICE_LOCAL OPAQUE_FD on {} (not host-mappable)",
+                                                 dev_->report().name);
+            }
+        } else {
+            auto d = SharedSegment::create("vkshmem-device-heap", dev_size);
+            if (!d) return make_error(fmt::format("device heap (host-only mode): {}", d.error().message));
+            device_memfd_ = std::move(d.value());
+            g_state.space[kDeviceHeap].lo = reinterpret_cast<std::uintptr_t>(device_memfd_.base());
+            desc_[kDeviceHeap] = "memfd (host-only mode: no Vulkan device)";
+        }
+        g_state.space[kDeviceHeap].size = dev_size;
+        alloc_[kDeviceHeap] = SymmetricAllocator(dev_size);
+    } else {
+        desc_[kDeviceHeap] = "disabled (VKSHMEM_DEVICE_HEAP_SIZE=0)";
+    }
+
+    // The program's globals and statics.
+    if (cfg.VKSHMEM_SYMMETRIC_DATA) {
+        ExeDataRange r = find_exe_data_range();
+        if (r.size) {
+            auto s = SharedSegment::remap_in_place(r.lo, r.size, "vkshmem-static-data");
+            if (!s) return make_error(fmt::format("symmetric static data: {}; set VKSHMEM_SYMMETRIC_DATA=0 to go "
+                                                  "without",
+                                                  s.error().message));
+            static_ = std::move(s.value());
+            g_state.space[kStaticData].lo = reinterpret_cast<std::uintptr_t>(r.lo);
+            g_state.space[kStaticData].size = r.size;
+            desc_[kStaticData] = fmt::format("data segment remapped onto a memfd ({} bytes)", r.size);
+        }
+    }
+    if (desc_[kStaticData].empty()) desc_[kStaticData] = "not symmetric";
+    return {};
+}
+
+Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
+    const int timeout = static_cast<int>(std::max<std::int64_t>(cfg.VKSHMEM_INIT_TIMEOUT, 1));
+    FdServer server;
+    const auto& peers = boot.local_peers();
+    if (peers.size() > 1)
+        if (auto r = server.listen(boot.job_secret(), my_pe_); !r) return r.error();
+
+    PeerInfo me{};
+    me.magic = kMagic;
+    me.pid = getpid();
+    me.uid = getuid();
+    me.device_kind = device_vk_.memory ? kDevVulkan : device_memfd_.base() ? kDevMemfd : kDevNone;
+    if (dev_) std::memcpy(me.device_uuid, dev_->report().uuid, 16);
+    me.device_type_index = device_vk_.type_index;
+    me.host_size = host_.size();
+    me.device_size = g_state.space[kDeviceHeap].size;
+    me.device_alloc_size = device_alloc_size_;
+    me.static_size = g_state.space[kStaticData].size;
+    gethostname(me.host, sizeof me.host - 1);
+    std::snprintf(me.sock, sizeof me.sock, "%s", server.name().c_str());
+
+    std::vector<PeerInfo> all(static_cast<std::size_t>(n_pes_));
+    if (auto r = boot.allgather(&me, sizeof me, all.data()); !r) return r.error();
+
+    for (int p = 0; p < n_pes_; ++p) {
+        const PeerInfo& pi = all[static_cast<std::size_t>(p)];
+        if (pi.magic != kMagic) return make_error(fmt::format("PE {} runs another vkshmem version", p));
+        if (pi.host_size != me.host_size)
+            return make_error(fmt::format("PE {} has a {}-byte host heap and this PE {}: set SHMEM_SYMMETRIC_SIZE "
+                                          "the same on every PE",
+                                          p, pi.host_size, me.host_size));
+        if (pi.device_size != me.device_size)
+            return make_error(fmt::format("PE {} has a {}-byte device heap and this PE {}: set "
+                                          "VKSHMEM_DEVICE_HEAP_SIZE the same on every PE",
+                                          p, pi.device_size, me.device_size));
+        if (pi.static_size != me.static_size && p == 0 && g_state.space[kStaticData].size) {
+            VKSHMEM_WARN("PE 0's data segment is {} bytes and this PE's {}: PEs run different programs, so "
+                         "global variables are not symmetric",
+                         pi.static_size, me.static_size);
+        }
+    }
+    bool static_symmetric = true;
+    for (const auto& pi : all) static_symmetric &= pi.static_size == me.static_size && pi.static_size != 0;
+
+    std::vector<bool> local(static_cast<std::size_t>(n_pes_), false);
+    for (int p : peers) local[static_cast<std::size_t>(p)] = true;
+    for (int p = 0; p < n_pes_; ++p)
+        if (!local[static_cast<std::size_t>(p)])
+            return make_error(fmt::format("PE {} runs on host {}, which this PE ({}) cannot reach: this build "
+                                          "connects node-local PEs only; run every PE on one node",
+                                          p, all[static_cast<std::size_t>(p)].host, me.host));
+
+    // Serve our fds to every node-local peer while fetching theirs.
+    if (peers.size() > 1) {
+        server.start(
+            static_cast<int>(peers.size()) - 1,
+            [this](int) {
+                FdBundle b;
+                b.fds[kFdHost] = dup(host_.fd());
+                if (device_vk_.memory) {
+                    auto fd = dev_->export_fd(device_vk_);
+                    if (fd) b.fds[kFdDevice] = *fd;
+                } else if (device_memfd_.base()) {
+                    b.fds[kFdDevice] = dup(device_memfd_.fd());
+                }
+                if (static_.fd() >= 0) b.fds[kFdStatic] = dup(static_.fd());
+                return b;
+            },
+            timeout);
+    }
+
+    peer_host_.resize(static_cast<std::size_t>(n_pes_));
+    peer_device_memfd_.resize(static_cast<std::size_t>(n_pes_));
+    peer_static_.resize(static_cast<std::size_t>(n_pes_));
+    peer_device_vk_.resize(static_cast<std::size_t>(n_pes_));
+    const bool cpu_device = dev_ && dev_->is_cpu();
+    auto device_route = [&](const DeviceMemory& m) {
+        if (!m.mapped) return Route::None;
+        // Host-coherent memory of a CPU driver is ordinary RAM; a GPU's mapped
+        // device-local memory is a BAR the CPU may write but must not read.
+        return cpu_device || (m.host_cached && m.host_coherent) ? Route::Direct : Route::BarWrite;
+    };
+
+    for (int p : peers) {
+        const auto up = static_cast<std::size_t>(p);
+        const PeerInfo& pi = all[up];
+        if (p == my_pe_) {
+            peer_base_[kHostHeap][up] = host_.base();
+            route_[kHostHeap][up] = Route::Direct;
+            if (device_vk_.memory) {
+                peer_base_[kDeviceHeap][up] = static_cast<char*>(device_vk_.mapped);
+                route_[kDeviceHeap][up] = device_route(device_vk_);
+            } else if (device_memfd_.base()) {
+                peer_base_[kDeviceHeap][up] = device_memfd_.base();
+                route_[kDeviceHeap][up] = Route::Direct;
+            }
+            if (static_symmetric) {
+                peer_base_[kStaticData][up] = reinterpret_cast<char*>(g_state.space[kStaticData].lo);
+                route_[kStaticData][up] = Route::Direct;
+            }
+            continue;
+        }
+        auto got = fetch_fds(pi.sock, boot.job_secret(), my_pe_, timeout);
+        if (!got) return make_error(fmt::format("getting PE {}'s heaps: {}", p, got.error().message));
+        FdBundle b = *got;
+        auto host = SharedSegment::map_peer(b.fds[kFdHost], pi.host_size);
+        b.fds[kFdHost] = -1;
+        if (!host) {
+            b.close_all();
+            return make_error(fmt::format("PE {}'s host heap: {}", p, host.error().message));
+        }
+        peer_host_[up] = std::move(host.value());
+        peer_base_[kHostHeap][up] = peer_host_[up].base();
+        route_[kHostHeap][up] = Route::Direct;
+
+        if (b.fds[kFdDevice] >= 0) {
+            int fd = b.fds[kFdDevice];
+            b.fds[kFdDevice] = -1;
+            if (pi.device_kind == kDevMemfd && me.device_kind == kDevMemfd) {
+                auto d = SharedSegment::map_peer(fd, pi.device_size);
+                if (!d) return make_error(fmt::format("PE {}'s device heap: {}", p, d.error().message));
+                peer_device_memfd_[up] = std::move(d.value());
+                peer_base_[kDeviceHeap][up] = peer_device_memfd_[up].base();
+                route_[kDeviceHeap][up] = Route::Direct;
+            } else if (pi.device_kind == kDevVulkan && dev_ && std::memcmp(pi.device_uuid, me.device_uuid, 16) == 0) {
+                auto d = dev_->import_fd(fd, pi.device_alloc_size, pi.device_type_index);
+                if (!d) return make_error(fmt::format("PE {}'s device heap: {}", p, d.error().message));
+                peer_device_vk_[up] = *d;
+                peer_base_[kDeviceHeap][up] = static_cast<char*>(d->mapped);
+                route_[kDeviceHeap][up] = device_route(*d);
+            } else {
+                // Another GPU (or none): its device heap cannot be mapped here.
+                ::close(fd);
+            }
+        }
+        if (b.fds[kFdStatic] >= 0 && static_symmetric) {
+            auto s = SharedSegment::map_peer(b.fds[kFdStatic], pi.static_size);
+            b.fds[kFdStatic] = -1;
+            if (!s) return make_error(fmt::format("PE {}'s static data: {}", p, s.error().message));
+            peer_static_[up] = std::move(s.value());
+            peer_base_[kStaticData][up] = peer_static_[up].base();
+            route_[kStaticData][up] = Route::Direct;
+        }
+        b.close_all();
+    }
+    if (peers.size() > 1)
+        if (auto r = server.join(); !r) return r.error();
+    // Every peer holds its own copies now: our fds are no longer needed.
+    host_.close_fd();
+    device_memfd_.close_fd();
+    static_.close_fd();
+    if (!static_symmetric) {
+        g_state.space[kStaticData].size = 0;
+        desc_[kStaticData] = "not symmetric (PEs run different programs)";
+    }
+    return {};
+}
+
+void* SymmetricMemory::allocate(Space s, std::size_t size, std::size_t align) {
+    if (s == kStaticData || !g_state.space[s].size) return nullptr;
+    auto off = alloc_[s].allocate(size, align);
+    if (!off) return nullptr;
+    std::size_t base = s == kHostHeap ? kInternalReserve : 0;
+    return reinterpret_cast<char*>(g_state.space[s].lo) + base + *off;
+}
+
+namespace {
+std::optional<std::pair<Space, std::size_t>> locate(const void* p) {
+    int s = space_of(p);
+    if (s != kHostHeap && s != kDeviceHeap) return std::nullopt;
+    std::size_t off = reinterpret_cast<std::uintptr_t>(p) - g_state.space[s].lo;
+    if (s == kHostHeap) {
+        if (off < kInternalReserve) return std::nullopt;
+        off -= kInternalReserve;
+    }
+    return std::make_pair(static_cast<Space>(s), off);
+}
+} // namespace
+
+bool SymmetricMemory::free(void* p) {
+    auto l = locate(p);
+    return l && alloc_[l->first].free(l->second);
+}
+
+bool SymmetricMemory::resize_in_place(void* p, std::size_t size) {
+    auto l = locate(p);
+    return l && alloc_[l->first].resize_in_place(l->second, size);
+}
+
+std::optional<std::size_t> SymmetricMemory::block_size(const void* p) const {
+    auto l = locate(p);
+    if (!l) return std::nullopt;
+    return alloc_[l->first].block_size(l->second);
+}
+
+const DeviceMemory* SymmetricMemory::device_memory(int pe, Space s) const {
+    const auto up = static_cast<std::size_t>(pe);
+    if (s == kDeviceHeap) {
+        const DeviceMemory& m = pe == my_pe_ ? device_vk_ : peer_device_vk_[up];
+        return m.memory ? &m : nullptr;
+    }
+    if (s == kHostHeap && pe == my_pe_ && host_vk_.memory) return &host_vk_;
+    return nullptr;
+}
+
+SymmetricMemory::~SymmetricMemory() {
+    for (int s = 0; s < kSpaceCount; ++s) {
+        g_state.space[s].peer = nullptr;
+        g_state.space[s].route = nullptr;
+    }
+    if (dev_) {
+        for (auto& m : peer_device_vk_) dev_->release(m);
+        dev_->release(device_vk_);
+        dev_->release(host_vk_);
+    }
+    if (reserved_) munmap(reserved_, g_state.space[kDeviceHeap].size);
+    g_state.space[kHostHeap] = {};
+    g_state.space[kDeviceHeap] = {};
+    // The static data stays mapped (it is the program's own memory) but is no
+    // longer symmetric once the peers are gone.
+    g_state.space[kStaticData] = {};
+}
+
+} // namespace vkshmem

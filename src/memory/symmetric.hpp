@@ -1,0 +1,82 @@
+// The symmetric memory of one PE: its heaps (host, device), the program's
+// static data, every node-local peer's copies of them mapped here, the
+// collective allocators, and the route table of the data path.
+#pragma once
+
+#include "core/config.hpp"
+#include "core/result.hpp"
+#include "core/state.hpp"
+#include "memory/allocator.hpp"
+#include "memory/shared_segment.hpp"
+#include "vulkan/device.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vkshmem {
+
+class Bootstrap;
+
+// Runtime-internal symmetric state at the start of every host heap, below
+// what shmem_malloc hands out (synchronization flags, one per cache line).
+struct alignas(64) InternalArea {
+    static constexpr int kBarrierRounds = 32;
+    struct alignas(64) Flag {
+        std::uint64_t value;
+    };
+    Flag barrier[kBarrierRounds];
+};
+constexpr std::size_t kInternalReserve = 64 * 1024;
+static_assert(sizeof(InternalArea) <= kInternalReserve);
+
+class SymmetricMemory {
+public:
+    // Collective: creates the heaps, exchanges them with node-local peers and
+    // fills g_state's space tables. `dev` may be null (host-only mode).
+    static Result<std::unique_ptr<SymmetricMemory>> create(const Config& cfg, Bootstrap& boot, VulkanDevice* dev);
+    ~SymmetricMemory();
+
+    // Collective allocation in one space; nullptr when it does not fit.
+    void* allocate(Space s, std::size_t size, std::size_t align);
+    // Frees a block; false when `p` is not the start of a live block.
+    bool free(void* p);
+    // Resizes in place when possible; nullptr when it must move (the caller
+    // then allocates, copies and frees).
+    bool resize_in_place(void* p, std::size_t size);
+    std::optional<std::size_t> block_size(const void* p) const;
+    const SymmetricAllocator& allocator(Space s) const { return alloc_[s]; }
+
+    InternalArea* internal(int pe) const {
+        return reinterpret_cast<InternalArea*>(g_state.space[kHostHeap].peer[pe]);
+    }
+    // Vulkan memory of (pe, space), for device copies; null if none.
+    const DeviceMemory* device_memory(int pe, Space s) const;
+    std::size_t heap_size(Space s) const { return g_state.space[s].size; }
+    // "memfd+VK_EXT_external_memory_host", "DEVICE_LOCAL|HOST_VISIBLE OPAQUE_FD" ...
+    const std::string& description(Space s) const { return desc_[s]; }
+
+private:
+    SymmetricMemory() = default;
+    Result<void> create_local(const Config& cfg, Bootstrap& boot);
+    Result<void> exchange(const Config& cfg, Bootstrap& boot);
+
+    VulkanDevice* dev_ = nullptr;
+    int n_pes_ = 0;
+    int my_pe_ = 0;
+    SharedSegment host_;
+    SharedSegment device_memfd_; // the device heap in host-only mode
+    SharedSegment static_;
+    DeviceMemory host_vk_;       // host heap imported into Vulkan
+    DeviceMemory device_vk_;     // the device heap
+    std::vector<SharedSegment> peer_host_, peer_device_memfd_, peer_static_;
+    std::vector<DeviceMemory> peer_device_vk_;
+    std::vector<char*> peer_base_[kSpaceCount];
+    std::vector<Route> route_[kSpaceCount];
+    SymmetricAllocator alloc_[kSpaceCount];
+    std::string desc_[kSpaceCount];
+    std::size_t device_alloc_size_ = 0;
+    void* reserved_ = nullptr; // address range of a device heap the CPU cannot map
+};
+
+} // namespace vkshmem

@@ -1,0 +1,408 @@
+#include "vulkan/device.hpp"
+
+#include "core/log.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace vkshmem {
+namespace {
+
+const char* type_name(VkPhysicalDeviceType t) {
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+    default: return "other";
+    }
+}
+
+Result<VkInstance> make_instance() {
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "vkshmem";
+    app.pEngineName = "vkshmem";
+    app.apiVersion = VK_API_VERSION_1_2;
+    VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ci.pApplicationInfo = &app;
+    VkInstance inst = VK_NULL_HANDLE;
+    VkResult r = vkCreateInstance(&ci, nullptr, &inst);
+    if (r != VK_SUCCESS)
+        return make_error(fmt::format("vkCreateInstance: {} (is a Vulkan driver installed? lavapipe is in "
+                                      "Debian's mesa-vulkan-drivers)",
+                                      vk_result_name(r)),
+                          r);
+    return inst;
+}
+
+DeviceReport describe(VkPhysicalDevice pd) {
+    DeviceReport d;
+    VkPhysicalDeviceIDProperties idp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+    VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT hostp{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    idp.pNext = &drv;
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    p2.pNext = &idp;
+
+    std::uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> exts(n);
+    vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, exts.data());
+    auto has = [&](const char* e) {
+        return std::any_of(exts.begin(), exts.end(), [&](auto& x) { return std::strcmp(x.extensionName, e) == 0; });
+    };
+    d.ext_memory_fd = has(VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+    d.ext_memory_host = has(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    d.ext_dma_buf = has("VK_EXT_external_memory_dma_buf");
+    d.ext_map_placed = has("VK_EXT_map_memory_placed");
+    if (d.ext_memory_host) drv.pNext = &hostp;
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    const auto& p = p2.properties;
+    d.name = p.deviceName;
+    d.type = type_name(p.deviceType);
+    d.driver = fmt::format("{} {}", drv.driverName, drv.driverInfo);
+    d.api_version = p.apiVersion;
+    std::memcpy(d.uuid, idp.deviceUUID, VK_UUID_SIZE);
+    d.max_storage_buffer_range = p.limits.maxStorageBufferRange;
+    d.host_import_alignment = d.ext_memory_host ? hostp.minImportedHostPointerAlignment : 0;
+
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &f12;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    d.buffer_device_address = f12.bufferDeviceAddress;
+    d.shader_int64 = f2.features.shaderInt64;
+    d.atomic_int64 = f12.shaderBufferInt64Atomics;
+
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+    for (std::uint32_t i = 0; i < mp.memoryTypeCount; ++i) {
+        auto fl = mp.memoryTypes[i].propertyFlags;
+        if ((fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && (fl & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
+            d.device_local_host_visible = true;
+    }
+    for (std::uint32_t i = 0; i < mp.memoryHeapCount; ++i)
+        if (mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+            d.device_local_bytes = std::max<std::uint64_t>(d.device_local_bytes, mp.memoryHeaps[i].size);
+
+    if (p.apiVersion < VK_API_VERSION_1_2) d.unusable_reason = "Vulkan 1.2 is required";
+    else if (!d.ext_memory_fd) d.unusable_reason = "lacks VK_KHR_external_memory_fd";
+    else if (!d.ext_memory_host) d.unusable_reason = "lacks VK_EXT_external_memory_host";
+    else if (!d.buffer_device_address) d.unusable_reason = "lacks bufferDeviceAddress";
+    return d;
+}
+
+} // namespace
+
+const char* vk_result_name(VkResult r) {
+    switch (r) {
+    case VK_SUCCESS: return "VK_SUCCESS";
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_INVALID_EXTERNAL_HANDLE: return "VK_ERROR_INVALID_EXTERNAL_HANDLE";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    default: return "VkResult error";
+    }
+}
+
+std::vector<DeviceReport> enumerate_devices(std::string* error) {
+    std::vector<DeviceReport> out;
+    auto inst = make_instance();
+    if (!inst) {
+        if (error) *error = inst.error().message;
+        return out;
+    }
+    std::uint32_t n = 0;
+    vkEnumeratePhysicalDevices(*inst, &n, nullptr);
+    std::vector<VkPhysicalDevice> pds(n);
+    vkEnumeratePhysicalDevices(*inst, &n, pds.data());
+    for (auto pd : pds) out.push_back(describe(pd));
+    vkDestroyInstance(*inst, nullptr);
+    return out;
+}
+
+Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& selector, int local_rank) {
+    auto inst = make_instance();
+    if (!inst) return inst.error();
+    std::unique_ptr<VulkanDevice> d(new VulkanDevice);
+    d->instance_ = *inst;
+    std::uint32_t n = 0;
+    vkEnumeratePhysicalDevices(d->instance_, &n, nullptr);
+    std::vector<VkPhysicalDevice> pds(n);
+    vkEnumeratePhysicalDevices(d->instance_, &n, pds.data());
+    std::vector<DeviceReport> reports;
+    for (auto pd : pds) reports.push_back(describe(pd));
+    std::string listing;
+    for (std::size_t i = 0; i < reports.size(); ++i)
+        listing += fmt::format("{}{}: {} ({}{}{})", i ? "; " : "", i, reports[i].name, reports[i].type,
+                               reports[i].unusable_reason.empty() ? "" : ", unusable: ",
+                               reports[i].unusable_reason);
+    if (pds.empty()) return make_error("no Vulkan physical device found (install mesa-vulkan-drivers for lavapipe)");
+
+    int pick = -1;
+    if (selector.empty()) {
+        std::vector<int> usable;
+        for (std::size_t i = 0; i < reports.size(); ++i)
+            if (reports[i].unusable_reason.empty()) usable.push_back(static_cast<int>(i));
+        if (usable.empty()) return make_error(fmt::format("no usable Vulkan device: {}", listing));
+        // Prefer GPUs over CPU drivers when both are present.
+        std::vector<int> gpus;
+        for (int i : usable)
+            if (reports[i].type != "cpu") gpus.push_back(i);
+        const auto& pool = gpus.empty() ? usable : gpus;
+        pick = pool[static_cast<std::size_t>(local_rank) % pool.size()];
+    } else if (std::all_of(selector.begin(), selector.end(), ::isdigit)) {
+        pick = std::atoi(selector.c_str());
+        if (pick >= static_cast<int>(pds.size()))
+            return make_error(fmt::format("VKSHMEM_DEVICE={} but there are only {} devices: {}", selector,
+                                          pds.size(), listing));
+    } else {
+        for (std::size_t i = 0; i < reports.size() && pick < 0; ++i)
+            if (reports[i].name.find(selector) != std::string::npos) pick = static_cast<int>(i);
+        if (pick < 0)
+            return make_error(fmt::format("VKSHMEM_DEVICE={} matches no device name: {}", selector, listing));
+    }
+    if (!reports[pick].unusable_reason.empty())
+        return make_error(fmt::format("device {} ({}) {}", pick, reports[pick].name, reports[pick].unusable_reason));
+
+    d->index_ = pick;
+    d->phys_ = pds[pick];
+    d->report_ = reports[pick];
+    vkGetPhysicalDeviceProperties(d->phys_, &d->props_);
+    vkGetPhysicalDeviceMemoryProperties(d->phys_, &d->mem_props_);
+
+    std::uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(d->phys_, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> qf(nq);
+    vkGetPhysicalDeviceQueueFamilyProperties(d->phys_, &nq, qf.data());
+    int family = -1;
+    for (std::uint32_t i = 0; i < nq; ++i)
+        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+            family = static_cast<int>(i);
+            break;
+        }
+    if (family < 0) return make_error(fmt::format("device {} has no compute queue", d->report_.name));
+    d->queue_family_ = static_cast<std::uint32_t>(family);
+
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qci.queueFamilyIndex = d->queue_family_;
+    qci.queueCount = 1;
+    qci.pQueuePriorities = &prio;
+    const char* exts[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    f12.bufferDeviceAddress = VK_TRUE;
+    f12.shaderBufferInt64Atomics = d->report_.atomic_int64;
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &f12;
+    f2.features.shaderInt64 = d->report_.shader_int64;
+    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.pNext = &f2;
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qci;
+    dci.enabledExtensionCount = 2;
+    dci.ppEnabledExtensionNames = exts;
+    VkResult r = vkCreateDevice(d->phys_, &dci, nullptr, &d->device_);
+    if (r != VK_SUCCESS) return make_error(fmt::format("vkCreateDevice({}): {}", d->report_.name, vk_result_name(r)), r);
+    vkGetDeviceQueue(d->device_, d->queue_family_, 0, &d->queue_);
+    d->get_memory_fd_ = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(d->device_, "vkGetMemoryFdKHR"));
+    d->get_host_ptr_props_ = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
+        vkGetDeviceProcAddr(d->device_, "vkGetMemoryHostPointerPropertiesEXT"));
+    if (!d->get_memory_fd_ || !d->get_host_ptr_props_)
+        return make_error(fmt::format("device {} does not expose vkGetMemoryFdKHR/vkGetMemoryHostPointerPropertiesEXT",
+                                      d->report_.name));
+
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = d->queue_family_;
+    if ((r = vkCreateCommandPool(d->device_, &pci, nullptr, &d->pool_)) != VK_SUCCESS)
+        return make_error(fmt::format("vkCreateCommandPool: {}", vk_result_name(r)), r);
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = d->pool_;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    if ((r = vkAllocateCommandBuffers(d->device_, &cai, &d->cmd_)) != VK_SUCCESS)
+        return make_error(fmt::format("vkAllocateCommandBuffers: {}", vk_result_name(r)), r);
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if ((r = vkCreateFence(d->device_, &fci, nullptr, &d->fence_)) != VK_SUCCESS)
+        return make_error(fmt::format("vkCreateFence: {}", vk_result_name(r)), r);
+    return d;
+}
+
+VulkanDevice::~VulkanDevice() {
+    if (device_) {
+        vkDeviceWaitIdle(device_);
+        release(staging_);
+        if (fence_) vkDestroyFence(device_, fence_, nullptr);
+        if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
+        vkDestroyDevice(device_, nullptr);
+    }
+    if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+Result<void> VulkanDevice::finish_memory(DeviceMemory& m, bool map) {
+    const auto fl = mem_props_.memoryTypes[m.type_index].propertyFlags;
+    m.host_visible = fl & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    m.host_coherent = fl & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    m.host_cached = fl & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    m.device_local = fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    if (map && m.host_visible) {
+        VkResult r = vkMapMemory(device_, m.memory, 0, VK_WHOLE_SIZE, 0, &m.mapped);
+        if (r != VK_SUCCESS) return make_error(fmt::format("vkMapMemory of {} bytes: {}", m.size, vk_result_name(r)), r);
+    }
+    return {};
+}
+
+namespace {
+// A buffer over the whole allocation, for copies and the device address.
+void bind_whole_buffer(VkDevice dev, DeviceMemory& m, VkExternalMemoryHandleTypeFlagBits handle) {
+    VkExternalMemoryBufferCreateInfo ext{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
+    ext.handleTypes = static_cast<VkExternalMemoryHandleTypeFlags>(handle);
+    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bci.pNext = &ext;
+    bci.size = m.size;
+    bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+    bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    if (vkCreateBuffer(dev, &bci, nullptr, &m.buffer) != VK_SUCCESS) {
+        m.buffer = VK_NULL_HANDLE;
+        return;
+    }
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(dev, m.buffer, &req);
+    if (!(req.memoryTypeBits & (1u << m.type_index)) || req.size > m.size ||
+        vkBindBufferMemory(dev, m.buffer, m.memory, 0) != VK_SUCCESS) {
+        vkDestroyBuffer(dev, m.buffer, nullptr);
+        m.buffer = VK_NULL_HANDLE;
+        return;
+    }
+    VkBufferDeviceAddressInfo ai{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+    ai.buffer = m.buffer;
+    m.address = vkGetBufferDeviceAddress(dev, &ai);
+}
+} // namespace
+
+Result<DeviceMemory> VulkanDevice::import_host(void* ptr, std::size_t size) {
+    VkMemoryHostPointerPropertiesEXT hp{VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+    VkResult r = get_host_ptr_props_(device_, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, ptr, &hp);
+    if (r != VK_SUCCESS) return make_error(fmt::format("vkGetMemoryHostPointerPropertiesEXT: {}", vk_result_name(r)), r);
+    int type = -1;
+    for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount; ++i)
+        if ((hp.memoryTypeBits & (1u << i)) &&
+            (mem_props_.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) {
+            type = static_cast<int>(i);
+            break;
+        }
+    if (type < 0) return make_error("no memory type accepts imported host memory");
+    VkImportMemoryHostPointerInfoEXT imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
+    imp.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    imp.pHostPointer = ptr;
+    VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+    imp.pNext = &flags;
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.pNext = &imp;
+    ai.allocationSize = size;
+    ai.memoryTypeIndex = static_cast<std::uint32_t>(type);
+    DeviceMemory m;
+    r = vkAllocateMemory(device_, &ai, nullptr, &m.memory);
+    if (r != VK_SUCCESS)
+        return make_error(fmt::format("importing {} bytes of host memory: {}", size, vk_result_name(r)), r);
+    m.size = size;
+    m.type_index = static_cast<std::uint32_t>(type);
+    if (auto f = finish_memory(m, false); !f) return f.error();
+    m.mapped = ptr;
+    bind_whole_buffer(device_, m, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT);
+    return m;
+}
+
+Result<DeviceMemory> VulkanDevice::allocate_exportable(std::size_t size) {
+    // Prefer a device-local type the CPU can map (resizable BAR, or unified
+    // memory on CPU and integrated devices), else plain device-local.
+    int type = -1;
+    for (int want_visible = 1; want_visible >= 0 && type < 0; --want_visible)
+        for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount; ++i) {
+            auto fl = mem_props_.memoryTypes[i].propertyFlags;
+            if (!(fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) continue;
+            if (want_visible && !(fl & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) continue;
+            if (mem_props_.memoryHeaps[mem_props_.memoryTypes[i].heapIndex].size < size) continue;
+            type = static_cast<int>(i);
+            break;
+        }
+    if (type < 0) return make_error(fmt::format("no DEVICE_LOCAL memory type has a heap of {} bytes", size));
+    VkExportMemoryAllocateInfo exp{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
+    exp.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+    exp.pNext = &flags;
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.pNext = &exp;
+    ai.allocationSize = size;
+    ai.memoryTypeIndex = static_cast<std::uint32_t>(type);
+    DeviceMemory m;
+    VkResult r = vkAllocateMemory(device_, &ai, nullptr, &m.memory);
+    if (r != VK_SUCCESS)
+        return make_error(fmt::format("allocating a {}-byte exportable device heap: {}; lower "
+                                      "VKSHMEM_DEVICE_HEAP_SIZE",
+                                      size, vk_result_name(r)),
+                          r);
+    m.size = size;
+    m.type_index = static_cast<std::uint32_t>(type);
+    if (auto f = finish_memory(m, true); !f) return f.error();
+    bind_whole_buffer(device_, m, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+    return m;
+}
+
+Result<int> VulkanDevice::export_fd(const DeviceMemory& m) {
+    VkMemoryGetFdInfoKHR gi{VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR};
+    gi.memory = m.memory;
+    gi.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    int fd = -1;
+    VkResult r = get_memory_fd_(device_, &gi, &fd);
+    if (r != VK_SUCCESS) return make_error(fmt::format("vkGetMemoryFdKHR: {}", vk_result_name(r)), r);
+    return fd;
+}
+
+Result<DeviceMemory> VulkanDevice::import_fd(int fd, std::size_t size, std::uint32_t type_index) {
+    VkImportMemoryFdInfoKHR imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
+    imp.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    imp.fd = fd;
+    VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+    imp.pNext = &flags;
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.pNext = &imp;
+    ai.allocationSize = size;
+    ai.memoryTypeIndex = type_index;
+    DeviceMemory m;
+    VkResult r = vkAllocateMemory(device_, &ai, nullptr, &m.memory);
+    if (r != VK_SUCCESS) {
+        ::close(fd); // on failure the fd still belongs to us
+        return make_error(fmt::format("importing a peer's device heap: {}", vk_result_name(r)), r);
+    }
+    m.size = size;
+    m.type_index = type_index;
+    if (auto f = finish_memory(m, true); !f) return f.error();
+    bind_whole_buffer(device_, m, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+    return m;
+}
+
+void VulkanDevice::release(DeviceMemory& m) {
+    if (!device_) return;
+    if (m.buffer) vkDestroyBuffer(device_, m.buffer, nullptr);
+    // Host-pointer imports are not vkMapMemory'd; everything else is unmapped
+    // implicitly by vkFreeMemory.
+    if (m.memory) vkFreeMemory(device_, m.memory, nullptr);
+    m = DeviceMemory{};
+}
+
+} // namespace vkshmem

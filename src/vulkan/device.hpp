@@ -1,0 +1,107 @@
+// One Vulkan device per PE, and the memory operations the symmetric heaps
+// need: import of host memory (host heap), exportable DEVICE_LOCAL memory
+// (device heap), OPAQUE_FD export/import between node-local PEs, and copies
+// for the device-heap paths where the CPU must not read (DESIGN §1).
+#pragma once
+
+#include "core/result.hpp"
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace vkshmem {
+
+// What vkshmem-info shows about a device, and why a device was or was not usable.
+struct DeviceReport {
+    std::string name;
+    std::string type; // cpu, integrated, discrete, virtual, other
+    std::string driver;
+    std::uint32_t api_version = 0;
+    std::uint8_t uuid[VK_UUID_SIZE] = {};
+    bool ext_memory_fd = false, ext_memory_host = false, ext_dma_buf = false, ext_map_placed = false;
+    bool buffer_device_address = false, shader_int64 = false, atomic_int64 = false;
+    std::uint64_t max_storage_buffer_range = 0;
+    std::uint64_t host_import_alignment = 0;
+    bool device_local_host_visible = false; // a DEVICE_LOCAL|HOST_VISIBLE type (resizable BAR or unified)
+    std::uint64_t device_local_bytes = 0;
+    std::string unusable_reason; // empty when vkshmem can use it
+};
+
+// Lists every physical device with its capabilities. Creates and destroys its
+// own instance. `error` gets why enumeration failed (no loader, no ICD).
+std::vector<DeviceReport> enumerate_devices(std::string* error);
+
+struct DeviceMemory {
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkBuffer buffer = VK_NULL_HANDLE; // spans the whole allocation (copies, device address)
+    std::uint64_t address = 0;        // buffer device address of byte 0
+    void* mapped = nullptr;
+    std::size_t size = 0;
+    std::uint32_t type_index = 0;
+    bool host_visible = false, host_coherent = false, host_cached = false, device_local = false;
+};
+
+class VulkanDevice {
+public:
+    ~VulkanDevice();
+    // selector: "" (local_rank modulo count), an index, or a name substring.
+    static Result<std::unique_ptr<VulkanDevice>> create(const std::string& selector, int local_rank);
+
+    const DeviceReport& report() const { return report_; }
+    int index() const { return index_; }
+    bool is_cpu() const { return props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
+    VkInstance instance() const { return instance_; }
+    VkPhysicalDevice physical() const { return phys_; }
+    VkDevice device() const { return device_; }
+    VkQueue queue() const { return queue_; }
+    std::uint32_t queue_family() const { return queue_family_; }
+
+    // Makes [ptr, ptr+size) (page aligned, e.g. a memfd mapping) Vulkan memory.
+    Result<DeviceMemory> import_host(void* ptr, std::size_t size);
+    // DEVICE_LOCAL memory that can be exported as OPAQUE_FD; mapped when a
+    // HOST_VISIBLE device-local type exists.
+    Result<DeviceMemory> allocate_exportable(std::size_t size);
+    // A new fd for `m`, for one peer (importing consumes it).
+    Result<int> export_fd(const DeviceMemory& m);
+    // Imports a peer's allocation of the same device; takes ownership of fd.
+    Result<DeviceMemory> import_fd(int fd, std::size_t size, std::uint32_t type_index);
+    void release(DeviceMemory& m);
+
+    // Host memory <-> device memory through a host-visible staging buffer, in
+    // chunks; for memory the CPU must not read or cannot map (transfer.cpp).
+    Result<void> write(const DeviceMemory& dst, std::size_t dst_off, const void* src, std::size_t n);
+    Result<void> read(void* dst, const DeviceMemory& src, std::size_t src_off, std::size_t n);
+
+private:
+    VulkanDevice() = default;
+    Result<void> submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off, std::size_t n);
+    Result<void> ensure_staging();
+    Result<void> finish_memory(DeviceMemory& m, bool map);
+
+    VkInstance instance_ = VK_NULL_HANDLE;
+    VkPhysicalDevice phys_ = VK_NULL_HANDLE;
+    VkDevice device_ = VK_NULL_HANDLE;
+    VkQueue queue_ = VK_NULL_HANDLE;
+    std::uint32_t queue_family_ = 0;
+    int index_ = -1;
+    VkPhysicalDeviceProperties props_{};
+    VkPhysicalDeviceMemoryProperties mem_props_{};
+    DeviceReport report_;
+    PFN_vkGetMemoryFdKHR get_memory_fd_ = nullptr;
+    PFN_vkGetMemoryHostPointerPropertiesEXT get_host_ptr_props_ = nullptr;
+
+    std::mutex copy_mu_;
+    VkCommandPool pool_ = VK_NULL_HANDLE;
+    VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+    VkFence fence_ = VK_NULL_HANDLE;
+    DeviceMemory staging_;
+};
+
+const char* vk_result_name(VkResult r);
+
+} // namespace vkshmem

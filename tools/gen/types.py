@@ -1,0 +1,249 @@
+"""The one type table behind every typed OpenSHMEM routine of vkshmem.
+
+tools/gen/gen.py reads this file and writes the C prototypes, the C11 _Generic
+macros and the C++ forwarders.  It is plain data: no imports, and the only code
+is the small constructors below, which build dictionaries.  Other generators
+(collectives, contexts, signals, GLSL/HLSL wrappers, test type lists) are meant
+to read the same tables.
+
+Mirrors the OpenSHMEM 1.6 specification:
+  * Table "Standard RMA Types and Names"           -> TYPES / TYPE_SETS["rma"]
+  * sized RMA routines (8, 16, 32, 64, 128, mem)   -> SIZED, MEM
+  * standard / extended / bitwise AMO type tables  -> TYPE_SETS["amo_*"]
+  * point-to-point synchronization types           -> TYPE_SETS["p2p"]
+  * the typed operation families                   -> FAMILIES
+
+Note: this module is loaded by path (its name shadows the standard library's
+`types`); never put tools/gen on sys.path and `import types`.
+"""
+
+# ---------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------
+# Table "Standard RMA Types and Names", in the specification's order.
+#   ctype    the C type (TYPE in the specification)
+#   name     TYPENAME, as it appears in routine names
+#   kind     "float", "char", "sint" (signed integer) or "uint" (unsigned integer)
+#   bits     width where C fixes it (fixed-width typedefs, IEEE float/double),
+#            None where the platform decides
+#   generic  True when the type is a distinct standard C type, so it may appear
+#            in a C11 _Generic association list.  Typedefs (int64_t, size_t,
+#            ...) may be the same type as long or long long, and two compatible
+#            types in one association list are an error, so they stay out; that
+#            is also how the specification defines the generic interfaces.
+
+
+def _t(ctype, name, kind, bits=None, generic=False):
+    return {"ctype": ctype, "name": name, "kind": kind, "bits": bits, "generic": generic}
+
+
+TYPES = [
+    _t("float", "float", "float", 32, generic=True),
+    _t("double", "double", "float", 64, generic=True),
+    _t("long double", "longdouble", "float", generic=True),
+    _t("char", "char", "char", 8, generic=True),
+    _t("signed char", "schar", "sint", 8, generic=True),
+    _t("short", "short", "sint", generic=True),
+    _t("int", "int", "sint", generic=True),
+    _t("long", "long", "sint", generic=True),
+    _t("long long", "longlong", "sint", generic=True),
+    _t("unsigned char", "uchar", "uint", 8, generic=True),
+    _t("unsigned short", "ushort", "uint", generic=True),
+    _t("unsigned int", "uint", "uint", generic=True),
+    _t("unsigned long", "ulong", "uint", generic=True),
+    _t("unsigned long long", "ulonglong", "uint", generic=True),
+    _t("int8_t", "int8", "sint", 8),
+    _t("int16_t", "int16", "sint", 16),
+    _t("int32_t", "int32", "sint", 32),
+    _t("int64_t", "int64", "sint", 64),
+    _t("uint8_t", "uint8", "uint", 8),
+    _t("uint16_t", "uint16", "uint", 16),
+    _t("uint32_t", "uint32", "uint", 32),
+    _t("uint64_t", "uint64", "uint", 64),
+    _t("size_t", "size", "uint"),
+    _t("ptrdiff_t", "ptrdiff", "sint"),
+]
+
+# Named subsets of TYPES (by TYPENAME), each in the specification's table order.
+_AMO_STANDARD = [
+    "int", "long", "longlong", "uint", "ulong", "ulonglong",
+    "int32", "int64", "uint32", "uint64", "size", "ptrdiff",
+]
+
+TYPE_SETS = {
+    # Table "Standard RMA Types and Names": every type.
+    "rma": [t["name"] for t in TYPES],
+    # Table "Standard AMO Types and Names".
+    "amo_standard": list(_AMO_STANDARD),
+    # Table "Extended AMO Types and Names": the standard ones plus float, double.
+    "amo_extended": ["float", "double"] + _AMO_STANDARD,
+    # Table "Bitwise AMO Types and Names".
+    "amo_bitwise": ["uint", "ulong", "ulonglong", "int32", "int64", "uint32", "uint64"],
+    # Table "Point-to-Point Synchronization Types and Names": the standard AMO
+    # types, plus short and unsigned short (deprecated since 1.5, still generated).
+    "p2p": _AMO_STANDARD + ["short", "ushort"],
+}
+
+# Sized RMA routines (shmem_put32, shmem_iget128, shmem_putmem, ...).
+#   size  the suffix in the routine name
+#   elem  the C++ element type the forwarder instantiates the template with
+SIZED = [
+    {"size": "8", "elem": "uint8_t"},
+    {"size": "16", "elem": "uint16_t"},
+    {"size": "32", "elem": "uint32_t"},
+    {"size": "64", "elem": "uint64_t"},
+    {"size": "128", "elem": "vkshmem::api::b128"},
+]
+MEM = [{"size": "mem", "elem": "unsigned char"}]
+
+# ---------------------------------------------------------------------------
+# Operation families
+# ---------------------------------------------------------------------------
+# Each family is a titled group of operations written to one C++ file.  Each
+# operation is instantiated once per entry of its type lists:
+#   name     C routine name pattern
+#   ret      C return type pattern
+#   params   [(C type pattern, parameter name), ...] in C order
+#   call     the template in namespace vkshmem::api (src/api/typed.hpp); the
+#            forwarder calls vkshmem::api::<call><ELEM>(<params in order>) and
+#            static_casts void pointers to ELEM pointers
+#   types    list of type lists: a TYPE_SETS key, "sized" or "mem"
+#   generic  optional C11 generic macro name; its association list holds the
+#            types of `types` marked generic, dispatching on *(on)
+# Placeholders in patterns: {TYPE} (C type), {TYPENAME}, {SIZE} (sized only),
+# {ELEM} (C++ element type: TYPE, or SIZED/MEM's elem).
+
+
+def op(name, ret, params, call, types, generic=None, on=None):
+    return {"name": name, "ret": ret, "params": params, "call": call,
+            "types": types, "generic": generic, "on": on}
+
+
+def family(id, title, file, ops):
+    return {"id": id, "title": title, "file": file, "ops": ops}
+
+
+# Parameter lists shared by several operations.
+_CONTIG = [("{TYPE} *", "dest"), ("const {TYPE} *", "source"), ("size_t", "nelems"), ("int", "pe")]
+_STRIDED = [("{TYPE} *", "dest"), ("const {TYPE} *", "source"), ("ptrdiff_t", "dst"), ("ptrdiff_t", "sst"),
+            ("size_t", "nelems"), ("int", "pe")]
+_VOID_CONTIG = [("void *", "dest"), ("const void *", "source"), ("size_t", "nelems"), ("int", "pe")]
+_VOID_STRIDED = [("void *", "dest"), ("const void *", "source"), ("ptrdiff_t", "dst"), ("ptrdiff_t", "sst"),
+                 ("size_t", "nelems"), ("int", "pe")]
+
+_DEST_PE = [("{TYPE} *", "dest"), ("int", "pe")]
+_DEST_VALUE_PE = [("{TYPE} *", "dest"), ("{TYPE}", "value"), ("int", "pe")]
+_DEST_COND_VALUE_PE = [("{TYPE} *", "dest"), ("{TYPE}", "cond"), ("{TYPE}", "value"), ("int", "pe")]
+_FETCH = [("{TYPE} *", "fetch")]
+
+_WAIT_ONE = [("{TYPE} *", "ivar"), ("int", "cmp"), ("{TYPE}", "cmp_value")]
+_WAIT_SET = [("{TYPE} *", "ivars"), ("size_t", "nelems"), ("const int *", "status"), ("int", "cmp")]
+_WAIT_SOME = [("{TYPE} *", "ivars"), ("size_t", "nelems"), ("size_t *", "indices"), ("const int *", "status"),
+              ("int", "cmp")]
+_VALUE = [("{TYPE}", "cmp_value")]
+_VALUES = [("const {TYPE} *", "cmp_values")]
+
+_RMA = ["rma"]
+_STD = ["amo_standard"]
+_EXT = ["amo_extended"]
+_BIT = ["amo_bitwise"]
+_P2P = ["p2p"]
+
+FAMILIES = [
+    family("rma", "Remote memory access, typed", "src/api/generated/rma.cpp", [
+        op("shmem_{TYPENAME}_put", "void", _CONTIG, "put", _RMA, "shmem_put", "dest"),
+        op("shmem_{TYPENAME}_get", "void", _CONTIG, "get", _RMA, "shmem_get", "dest"),
+        op("shmem_{TYPENAME}_put_nbi", "void", _CONTIG, "put_nbi", _RMA, "shmem_put_nbi", "dest"),
+        op("shmem_{TYPENAME}_get_nbi", "void", _CONTIG, "get_nbi", _RMA, "shmem_get_nbi", "dest"),
+        op("shmem_{TYPENAME}_p", "void", [("{TYPE} *", "dest"), ("{TYPE}", "value"), ("int", "pe")],
+           "p", _RMA, "shmem_p", "dest"),
+        op("shmem_{TYPENAME}_g", "{TYPE}", [("const {TYPE} *", "source"), ("int", "pe")],
+           "g", _RMA, "shmem_g", "source"),
+        op("shmem_{TYPENAME}_iput", "void", _STRIDED, "iput", _RMA, "shmem_iput", "dest"),
+        op("shmem_{TYPENAME}_iget", "void", _STRIDED, "iget", _RMA, "shmem_iget", "dest"),
+    ]),
+    family("rma_sized", "Remote memory access, sized and untyped", "src/api/generated/rma.cpp", [
+        op("shmem_put{SIZE}", "void", _VOID_CONTIG, "put", ["sized", "mem"]),
+        op("shmem_get{SIZE}", "void", _VOID_CONTIG, "get", ["sized", "mem"]),
+        op("shmem_put{SIZE}_nbi", "void", _VOID_CONTIG, "put_nbi", ["sized", "mem"]),
+        op("shmem_get{SIZE}_nbi", "void", _VOID_CONTIG, "get_nbi", ["sized", "mem"]),
+        op("shmem_iput{SIZE}", "void", _VOID_STRIDED, "iput", ["sized"]),
+        op("shmem_iget{SIZE}", "void", _VOID_STRIDED, "iget", ["sized"]),
+    ]),
+    family("amo", "Atomic memory operations, blocking", "src/api/generated/amo.cpp", [
+        op("shmem_{TYPENAME}_atomic_fetch", "{TYPE}", [("const {TYPE} *", "source"), ("int", "pe")],
+           "atomic_fetch", _EXT, "shmem_atomic_fetch", "source"),
+        op("shmem_{TYPENAME}_atomic_set", "void", _DEST_VALUE_PE, "atomic_set", _EXT, "shmem_atomic_set", "dest"),
+        op("shmem_{TYPENAME}_atomic_swap", "{TYPE}", _DEST_VALUE_PE, "atomic_swap", _EXT,
+           "shmem_atomic_swap", "dest"),
+        op("shmem_{TYPENAME}_atomic_compare_swap", "{TYPE}", _DEST_COND_VALUE_PE, "atomic_compare_swap", _STD,
+           "shmem_atomic_compare_swap", "dest"),
+        op("shmem_{TYPENAME}_atomic_fetch_inc", "{TYPE}", _DEST_PE, "atomic_fetch_inc", _STD,
+           "shmem_atomic_fetch_inc", "dest"),
+        op("shmem_{TYPENAME}_atomic_inc", "void", _DEST_PE, "atomic_inc", _STD, "shmem_atomic_inc", "dest"),
+        op("shmem_{TYPENAME}_atomic_fetch_add", "{TYPE}", _DEST_VALUE_PE, "atomic_fetch_add", _STD,
+           "shmem_atomic_fetch_add", "dest"),
+        op("shmem_{TYPENAME}_atomic_add", "void", _DEST_VALUE_PE, "atomic_add", _STD, "shmem_atomic_add", "dest"),
+        op("shmem_{TYPENAME}_atomic_fetch_and", "{TYPE}", _DEST_VALUE_PE, "atomic_fetch_and", _BIT,
+           "shmem_atomic_fetch_and", "dest"),
+        op("shmem_{TYPENAME}_atomic_and", "void", _DEST_VALUE_PE, "atomic_and", _BIT, "shmem_atomic_and", "dest"),
+        op("shmem_{TYPENAME}_atomic_fetch_or", "{TYPE}", _DEST_VALUE_PE, "atomic_fetch_or", _BIT,
+           "shmem_atomic_fetch_or", "dest"),
+        op("shmem_{TYPENAME}_atomic_or", "void", _DEST_VALUE_PE, "atomic_or", _BIT, "shmem_atomic_or", "dest"),
+        op("shmem_{TYPENAME}_atomic_fetch_xor", "{TYPE}", _DEST_VALUE_PE, "atomic_fetch_xor", _BIT,
+           "shmem_atomic_fetch_xor", "dest"),
+        op("shmem_{TYPENAME}_atomic_xor", "void", _DEST_VALUE_PE, "atomic_xor", _BIT, "shmem_atomic_xor", "dest"),
+    ]),
+    family("amo_nbi", "Atomic memory operations, non-blocking fetching", "src/api/generated/amo.cpp", [
+        op("shmem_{TYPENAME}_atomic_fetch_nbi", "void", _FETCH + [("const {TYPE} *", "source"), ("int", "pe")],
+           "atomic_fetch_nbi", _EXT, "shmem_atomic_fetch_nbi", "source"),
+        op("shmem_{TYPENAME}_atomic_swap_nbi", "void", _FETCH + _DEST_VALUE_PE, "atomic_swap_nbi", _EXT,
+           "shmem_atomic_swap_nbi", "dest"),
+        op("shmem_{TYPENAME}_atomic_compare_swap_nbi", "void", _FETCH + _DEST_COND_VALUE_PE,
+           "atomic_compare_swap_nbi", _STD, "shmem_atomic_compare_swap_nbi", "dest"),
+        op("shmem_{TYPENAME}_atomic_fetch_inc_nbi", "void", _FETCH + _DEST_PE, "atomic_fetch_inc_nbi", _STD,
+           "shmem_atomic_fetch_inc_nbi", "dest"),
+        op("shmem_{TYPENAME}_atomic_fetch_add_nbi", "void", _FETCH + _DEST_VALUE_PE, "atomic_fetch_add_nbi", _STD,
+           "shmem_atomic_fetch_add_nbi", "dest"),
+        op("shmem_{TYPENAME}_atomic_fetch_and_nbi", "void", _FETCH + _DEST_VALUE_PE, "atomic_fetch_and_nbi", _BIT,
+           "shmem_atomic_fetch_and_nbi", "dest"),
+        op("shmem_{TYPENAME}_atomic_fetch_or_nbi", "void", _FETCH + _DEST_VALUE_PE, "atomic_fetch_or_nbi", _BIT,
+           "shmem_atomic_fetch_or_nbi", "dest"),
+        op("shmem_{TYPENAME}_atomic_fetch_xor_nbi", "void", _FETCH + _DEST_VALUE_PE, "atomic_fetch_xor_nbi", _BIT,
+           "shmem_atomic_fetch_xor_nbi", "dest"),
+    ]),
+    family("p2p", "Point-to-point synchronization", "src/api/generated/p2p.cpp", [
+        op("shmem_{TYPENAME}_wait_until", "void", _WAIT_ONE, "wait_until", _P2P, "shmem_wait_until", "ivar"),
+        op("shmem_{TYPENAME}_wait_until_all", "void", _WAIT_SET + _VALUE, "wait_until_all", _P2P,
+           "shmem_wait_until_all", "ivars"),
+        op("shmem_{TYPENAME}_wait_until_any", "size_t", _WAIT_SET + _VALUE, "wait_until_any", _P2P,
+           "shmem_wait_until_any", "ivars"),
+        op("shmem_{TYPENAME}_wait_until_some", "size_t", _WAIT_SOME + _VALUE, "wait_until_some", _P2P,
+           "shmem_wait_until_some", "ivars"),
+        op("shmem_{TYPENAME}_wait_until_all_vector", "void", _WAIT_SET + _VALUES, "wait_until_all_vector", _P2P,
+           "shmem_wait_until_all_vector", "ivars"),
+        op("shmem_{TYPENAME}_wait_until_any_vector", "size_t", _WAIT_SET + _VALUES, "wait_until_any_vector", _P2P,
+           "shmem_wait_until_any_vector", "ivars"),
+        op("shmem_{TYPENAME}_wait_until_some_vector", "size_t", _WAIT_SOME + _VALUES, "wait_until_some_vector",
+           _P2P, "shmem_wait_until_some_vector", "ivars"),
+        op("shmem_{TYPENAME}_test", "int", _WAIT_ONE, "test", _P2P, "shmem_test", "ivar"),
+        op("shmem_{TYPENAME}_test_all", "int", _WAIT_SET + _VALUE, "test_all", _P2P, "shmem_test_all", "ivars"),
+        op("shmem_{TYPENAME}_test_any", "size_t", _WAIT_SET + _VALUE, "test_any", _P2P, "shmem_test_any", "ivars"),
+        op("shmem_{TYPENAME}_test_some", "size_t", _WAIT_SOME + _VALUE, "test_some", _P2P,
+           "shmem_test_some", "ivars"),
+        op("shmem_{TYPENAME}_test_all_vector", "int", _WAIT_SET + _VALUES, "test_all_vector", _P2P,
+           "shmem_test_all_vector", "ivars"),
+        op("shmem_{TYPENAME}_test_any_vector", "size_t", _WAIT_SET + _VALUES, "test_any_vector", _P2P,
+           "shmem_test_any_vector", "ivars"),
+        op("shmem_{TYPENAME}_test_some_vector", "size_t", _WAIT_SOME + _VALUES, "test_some_vector", _P2P,
+           "shmem_test_some_vector", "ivars"),
+    ]),
+]
+
+# The C header that receives every prototype and generic macro.
+HEADER = "include/vkshmem/shmem_typed.h"
+# The CMake fragment that lists the generated C++ files.
+SOURCES_CMAKE = "src/api/generated/sources.cmake"
+# The most lines one generated C++ file may have; move a family to another
+# file (its "file" above) when the generator reports one is over.
+MAX_CPP_LINES = 1500
