@@ -14,7 +14,6 @@ extern char** environ;
 
 namespace vkshmem {
 
-FastState g_state;
 Runtime* g_runtime = nullptr;
 
 namespace {

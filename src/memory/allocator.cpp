@@ -9,8 +9,8 @@ SymmetricAllocator::SymmetricAllocator(std::size_t capacity) : capacity_(capacit
 }
 
 std::optional<std::size_t> SymmetricAllocator::allocate(std::size_t size, std::size_t align) {
+    if (align == 0 || (align & (align - 1))) return std::nullopt;
     if (align < kMinAlign) align = kMinAlign;
-    if (align & (align - 1)) return std::nullopt;
     if (size == 0) size = 1;
     if (size > capacity_) return std::nullopt;
     std::size_t len = round_up(size, kMinAlign);

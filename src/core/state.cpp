@@ -1,0 +1,5 @@
+#include "core/state.hpp"
+
+namespace vkshmem {
+FastState g_state;
+}

@@ -1,0 +1,120 @@
+// vkshmem-info: what this build and this machine offer — version, Vulkan
+// devices with the capabilities that decide the routes (DESIGN §1), heaps,
+// transports and the environment table. Runs without a launcher.
+#include "core/config.hpp"
+#include "vulkan/device.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+#include <string>
+
+using namespace vkshmem;
+
+namespace {
+
+void usage() {
+    std::puts("usage: vkshmem-info [-a|--all] [-e|--env [--markdown]] [-d|--devices] [-h|--help]\n"
+              "  (no option)   version, devices, heaps, transports and the environment table\n"
+              "  -d            Vulkan devices and their capabilities only\n"
+              "  -e            the environment variables, with their current values\n"
+              "  -e --markdown the environment reference in Markdown (docs/env.md)");
+}
+
+const char* yn(bool b) { return b ? "yes" : "no"; }
+
+std::string uuid_text(const std::uint8_t* u) {
+    std::string s;
+    for (int i = 0; i < 16; ++i) s += fmt::format("{:02x}{}", u[i], (i == 3 || i == 5 || i == 7 || i == 9) ? "-" : "");
+    return s;
+}
+
+void print_devices(const Config& cfg) {
+    std::string err;
+    auto devs = enumerate_devices(&err);
+    std::puts("Vulkan devices:");
+    if (devs.empty()) {
+        std::printf("  none (%s): PEs run host-only, both heaps in host memory\n",
+                    err.empty() ? "no physical device" : err.c_str());
+        return;
+    }
+    for (std::size_t i = 0; i < devs.size(); ++i) {
+        const auto& d = devs[i];
+        std::printf("  [%zu] %s (%s), Vulkan %u.%u, %s\n", i, d.name.c_str(), d.type.c_str(),
+                    VK_API_VERSION_MAJOR(d.api_version), VK_API_VERSION_MINOR(d.api_version), d.driver.c_str());
+        std::printf("      deviceUUID %s\n", uuid_text(d.uuid).c_str());
+        std::printf("      usable by vkshmem: %s\n",
+                    d.unusable_reason.empty() ? "yes" : ("no, " + d.unusable_reason).c_str());
+        std::printf("      external memory: OPAQUE_FD %s, host pointer import %s (alignment %llu), dma-buf %s\n",
+                    yn(d.ext_memory_fd), yn(d.ext_memory_host),
+                    static_cast<unsigned long long>(d.host_import_alignment), yn(d.ext_dma_buf));
+        std::printf("      buffer device address %s, shaderInt64 %s, 64-bit buffer atomics %s, map_memory_placed %s\n",
+                    yn(d.buffer_device_address), yn(d.shader_int64), yn(d.atomic_int64), yn(d.ext_map_placed));
+        std::printf("      DEVICE_LOCAL|HOST_VISIBLE memory: %s; device-local heap %llu MiB; maxStorageBufferRange "
+                    "%llu MiB\n",
+                    yn(d.device_local_host_visible), static_cast<unsigned long long>(d.device_local_bytes >> 20),
+                    static_cast<unsigned long long>(d.max_storage_buffer_range >> 20));
+        const char* route = d.type == "cpu" ? "direct CPU loads and stores (the device memory is host RAM)"
+                            : d.device_local_host_visible
+                                ? "CPU stores through the BAR for puts up to VKSHMEM_BAR_PUT_MAX; device copies "
+                                  "for larger puts and every get"
+                                : "device copies only (no host-visible device-local memory)";
+        std::printf("      host access to its device heap: %s\n", route);
+    }
+    if (!cfg.VKSHMEM_DEVICE.empty()) std::printf("  selected by VKSHMEM_DEVICE=%s\n", cfg.VKSHMEM_DEVICE.c_str());
+    else std::puts("  each PE takes the usable GPUs (else CPU devices) in turn by node-local rank");
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    bool env = false, markdown = false, devices_only = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "-e" || a == "--env") env = true;
+        else if (a == "--markdown") markdown = true;
+        else if (a == "-d" || a == "--devices") devices_only = true;
+        else if (a == "-a" || a == "--all") {
+        } else if (a == "-h" || a == "--help") {
+            usage();
+            return 0;
+        } else {
+            std::fprintf(stderr, "vkshmem-info: unknown option %s\n", a.c_str());
+            usage();
+            return 2;
+        }
+    }
+    Config cfg;
+    if (auto e = load_config(cfg, [](const char* n) -> const char* { return std::getenv(n); })) {
+        std::fprintf(stderr, "vkshmem-info: %s: %s\n", e->variable.c_str(), e->message.c_str());
+        return 1;
+    }
+    if (env) {
+        std::fputs(env_reference(markdown, markdown ? nullptr : &cfg).c_str(), stdout);
+        return 0;
+    }
+    if (devices_only) {
+        print_devices(cfg);
+        return 0;
+    }
+    std::printf("vkshmem %s, OpenSHMEM %d.%d\n", VKSHMEM_VERSION_STRING, 1, 6);
+    print_devices(cfg);
+    std::puts("Symmetric heaps (per PE):");
+    std::printf("  host heap   %llu bytes (SHMEM_SYMMETRIC_SIZE): memfd shared memory, imported into Vulkan with "
+                "VK_EXT_external_memory_host; shmem_malloc allocates here\n",
+                static_cast<unsigned long long>(cfg.SHMEM_SYMMETRIC_SIZE));
+    std::printf("  device heap %llu bytes (VKSHMEM_DEVICE_HEAP_SIZE): DEVICE_LOCAL memory exported as OPAQUE_FD; "
+                "shmem_malloc_with_hints(size, SHMEMX_MALLOC_DEVICE) allocates here\n",
+                static_cast<unsigned long long>(cfg.VKSHMEM_DEVICE_HEAP_SIZE));
+    std::printf("  static data: the program's globals, %s (VKSHMEM_SYMMETRIC_DATA)\n",
+                cfg.VKSHMEM_SYMMETRIC_DATA ? "symmetric" : "not symmetric");
+    std::puts("Transports:");
+    std::puts("  shm (chosen for node-local PEs): host heaps and static data by memfd passing; device heaps by "
+              "OPAQUE_FD import between PEs on one device (same deviceUUID)");
+    std::puts("  network: none in this build; every PE of a job must run on one node");
+    std::puts("Bootstrap: PMIx (oshrun, mpirun, prterun, srun --mpi=pmix); a singleton without a launcher");
+    std::puts("Environment:");
+    std::fputs(env_reference(false, &cfg).c_str(), stdout);
+    return 0;
+}
