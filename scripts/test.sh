@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# README command 2: build everything and run every test (unit, integration at
+# 1-4 PEs, error and fault tests), plus the generated-bindings check.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${VKSHMEM_BUILD_DIR:-$root/build}
+bash "$root/scripts/build.sh"
+"$root/tools/gen/regen-check"
+export LP_NUM_THREADS=${LP_NUM_THREADS:-1}
+cd "$build"
+ctest --output-on-failure --timeout 300 -j"${VKSHMEM_TEST_JOBS:-1}" "$@"
