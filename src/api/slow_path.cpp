@@ -73,13 +73,18 @@ void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* cal
     if (auto r = g_runtime->device()->read(dst, *m, t.offset, n); !r) fatal(call, "{}", r.error().message);
 }
 
-std::uint64_t amo_slow(const Target& t, AmoOp, std::size_t width, std::uint64_t, std::uint64_t, int pe,
-                       const char* call) {
-    if (!device_side(t, pe)) unreachable(t, pe, call);
-    fatal(call, "a host-initiated {}-byte atomic on PE {}'s device heap needs the device to execute it, and "
-                "this device's heap is only reachable through a GPU BAR; keep atomic objects in the host heap "
-                "(shmem_malloc)",
-          width, pe);
+std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,
+                       int pe, const char* call) {
+    // CPU atomics through a GPU's BAR are not atomic with respect to the
+    // device or other PEs: the device executes the operation.
+    const DeviceMemory* m = device_side(t, pe);
+    if (!m || !m->address) unreachable(t, pe, call);
+    if (width != 4 && width != 8)
+        fatal(call, "a {}-byte atomic on a device heap: only 4- and 8-byte atomics run on the device", width);
+    auto r = g_runtime->device()->atomic(m->address + t.offset, static_cast<unsigned>(op),
+                                         static_cast<unsigned>(width), operand, cond);
+    if (!r) fatal(call, "{}", r.error().message);
+    return r.value();
 }
 
 } // namespace vkshmem::api::detail

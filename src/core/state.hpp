@@ -35,7 +35,8 @@ struct FastState {
     SpaceView space[kSpaceCount];
 };
 
-extern FastState g_state;
+// Hidden: the data path reaches it PC-relative, not through the GOT.
+extern FastState g_state __attribute__((visibility("hidden")));
 
 inline int space_of(const void* addr) {
     auto a = reinterpret_cast<std::uintptr_t>(addr);

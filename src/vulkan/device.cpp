@@ -242,6 +242,10 @@ VulkanDevice::~VulkanDevice() {
     if (device_) {
         vkDeviceWaitIdle(device_);
         release(staging_);
+        release(amo_result_);
+        if (amo_pipeline_) vkDestroyPipeline(device_, amo_pipeline_, nullptr);
+        if (amo_layout_) vkDestroyPipelineLayout(device_, amo_layout_, nullptr);
+        if (amo_module_) vkDestroyShaderModule(device_, amo_module_, nullptr);
         if (fence_) vkDestroyFence(device_, fence_, nullptr);
         if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
         vkDestroyDevice(device_, nullptr);

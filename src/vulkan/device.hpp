@@ -77,8 +77,15 @@ public:
     Result<void> write(const DeviceMemory& dst, std::size_t dst_off, const void* src, std::size_t n);
     Result<void> read(void* dst, const DeviceMemory& src, std::size_t src_off, std::size_t n);
 
+    // One atomic on device memory at `address` (a buffer device address),
+    // executed by a one-invocation compute dispatch (amo.cpp). op is
+    // api::detail::AmoOp's value; width 4 or 8. Returns the old value.
+    Result<std::uint64_t> atomic(std::uint64_t address, unsigned op, unsigned width, std::uint64_t operand,
+                                 std::uint64_t cond);
+
 private:
     VulkanDevice() = default;
+    Result<void> ensure_amo_pipeline();
     Result<void> submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off, std::size_t n);
     Result<void> ensure_staging();
     Result<void> finish_memory(DeviceMemory& m, bool map);
@@ -100,6 +107,10 @@ private:
     VkCommandBuffer cmd_ = VK_NULL_HANDLE;
     VkFence fence_ = VK_NULL_HANDLE;
     DeviceMemory staging_;
+    VkShaderModule amo_module_ = VK_NULL_HANDLE;
+    VkPipelineLayout amo_layout_ = VK_NULL_HANDLE;
+    VkPipeline amo_pipeline_ = VK_NULL_HANDLE;
+    DeviceMemory amo_result_;
 };
 
 const char* vk_result_name(VkResult r);

@@ -1,0 +1,558 @@
+/*
+ * vkshmem-perf — point-to-point and synchronization micro-benchmarks.
+ *
+ * Plain C11 written against the standard OpenSHMEM 1.4 API only, so the same
+ * source builds with vkshmem's oshcc and with any other OpenSHMEM (for
+ * example Open MPI's OSHMEM) for side-by-side runs (bench/compare.sh).
+ *
+ * Run it on 2 PEs: PE 0 measures, PE 1 is the target (other PEs, if any, only
+ * take part in barriers). On 1 PE, PE 0 targets itself.
+ *
+ *   put      latency of shmem_putmem + shmem_quiet, per iteration (us)
+ *   get      latency of a blocking shmem_getmem (us)
+ *   bw       bandwidth of WINDOW shmem_putmem calls then one shmem_quiet (MB/s,
+ *            1 MB = 1e6 bytes); the same remote buffer is rewritten each time
+ *   amo      latency of shmem_long_atomic_fetch_add (us)
+ *   barrier  latency of shmem_barrier_all, all PEs looping (us)
+ *
+ * Each measurement warms up (doubling batches until 10 ms have passed), then
+ * runs min(cap(size), TARGET_SECONDS / estimated time) iterations, where
+ * cap(size) is 1e6 up to 4 KiB and 4 GiB / size above; --iters-scale
+ * multiplies both the cap and the time target. Results are means over the
+ * timed iterations (CLOCK_MONOTONIC). Every size is checked once for
+ * correctness after it is timed; a wrong result makes the exit status 1.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <shmem.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TEST_PUT 1u
+#define TEST_GET 2u
+#define TEST_BW 4u
+#define TEST_AMO 8u
+#define TEST_BARRIER 16u
+#define TEST_ALL (TEST_PUT | TEST_GET | TEST_BW | TEST_AMO | TEST_BARRIER)
+
+#define MIN_SIZE ((size_t)8)
+#define DEFAULT_MAX_SIZE ((size_t)4 << 20)
+#define WINDOW 64            /* puts per shmem_quiet in the bandwidth test */
+#define TARGET_SECONDS 0.2   /* time budget of one measurement (times scale) */
+#define WARMUP_SECONDS 0.01
+#define SMALL_CAP 1000000.0  /* iterations for sizes up to 4 KiB */
+#define BYTES_CAP 4294967296.0
+
+struct options {
+    unsigned tests;
+    double scale;
+    size_t max_size;
+    int csv;
+};
+
+/* State shared by the kernels (a kernel runs `n` iterations). */
+static char *g_src;          /* put source (local) */
+static char *g_dst;          /* put destination (remote) and get destination (local) */
+static char *g_gsrc;         /* get source (remote), filled once by its owner */
+static long *g_counter;      /* fetch-add target (remote) */
+static long *g_plan;         /* barrier iteration count, written by PE 0 */
+static size_t g_size;
+static int g_target;
+static long g_amo_calls;     /* fetch-adds issued so far (PE 0) */
+static long g_amo_last;      /* value the last fetch-add returned */
+static int g_failed;
+static int g_me;
+static const struct options *g_opt;
+
+typedef void (*kernel_fn)(long n);
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- Kernels ----------------------------------------------------------------- */
+
+static void kernel_put(long n)
+{
+    for (long i = 0; i < n; i++) {
+        shmem_putmem(g_dst, g_src, g_size, g_target);
+        shmem_quiet();
+    }
+}
+
+static void kernel_get(long n)
+{
+    for (long i = 0; i < n; i++)
+        shmem_getmem(g_dst, g_gsrc, g_size, g_target);
+}
+
+static void kernel_bw(long n)
+{
+    for (long i = 0; i < n; i++) {
+        for (int w = 0; w < WINDOW; w++)
+            shmem_putmem(g_dst, g_src, g_size, g_target);
+        shmem_quiet();
+    }
+}
+
+static void kernel_amo(long n)
+{
+    long last = g_amo_last;
+    for (long i = 0; i < n; i++)
+        last = shmem_long_atomic_fetch_add(g_counter, 1, g_target);
+    g_amo_last = last;
+    g_amo_calls += n;
+}
+
+static void kernel_barrier(long n)
+{
+    for (long i = 0; i < n; i++)
+        shmem_barrier_all();
+}
+
+/* ---- Timing ------------------------------------------------------------------- */
+
+/* Most iterations one measurement of `size` bytes may run (before scaling). */
+static double iteration_cap(size_t size)
+{
+    double cap = BYTES_CAP / (double)size;
+    return cap > SMALL_CAP ? SMALL_CAP : cap;
+}
+
+/* Warms up with doubling batches; returns the estimated seconds per iteration. */
+static double warm_up(kernel_fn k, long cap)
+{
+    long n = 1;
+    for (;;) {
+        double t0 = now_seconds();
+        k(n);
+        double el = now_seconds() - t0;
+        if (el >= WARMUP_SECONDS || n >= cap)
+            return el / (double)n;
+        n = n * 2 > cap ? cap : n * 2;
+    }
+}
+
+static long plan_iterations(double per_iter, double cap)
+{
+    double n = cap * g_opt->scale;
+    double by_time = TARGET_SECONDS * g_opt->scale / (per_iter > 1e-9 ? per_iter : 1e-9);
+    if (by_time < n)
+        n = by_time;
+    if (n < 1.0)
+        n = 1.0;
+    return (long)n;
+}
+
+/* Runs kernel k (warm-up, then timed); returns seconds per iteration. */
+static double measure(kernel_fn k, double cap, long *iters)
+{
+    long warm_cap = (long)(cap * g_opt->scale / 4.0);
+    if (warm_cap < 1)
+        warm_cap = 1;
+    double est = warm_up(k, warm_cap);
+    long n = plan_iterations(est, cap);
+    double t0 = now_seconds();
+    k(n);
+    double el = now_seconds() - t0;
+    *iters = n;
+    return el / (double)n;
+}
+
+/* ---- Output -------------------------------------------------------------------- */
+
+static void format_size(size_t size, char *buf, size_t len)
+{
+    if (size >= ((size_t)1 << 20) && size % ((size_t)1 << 20) == 0)
+        snprintf(buf, len, "%zu MiB", size >> 20);
+    else if (size >= 1024 && size % 1024 == 0)
+        snprintf(buf, len, "%zu KiB", size >> 10);
+    else
+        snprintf(buf, len, "%zu B", size);
+}
+
+static void section(const char *title, const char *unit, const char *iters_label)
+{
+    if (g_opt->csv || g_me != 0)
+        return;
+    printf("\n%s\n%10s %14s %12s\n", title, "size", unit, iters_label);
+    fflush(stdout);
+}
+
+static void report(const char *test, size_t size, double value, const char *unit, long iters)
+{
+    if (g_opt->csv) {
+        printf("%s,%zu,%.4f,%s\n", test, size, value, unit);
+    } else {
+        char sz[32];
+        if (size == 0)
+            snprintf(sz, sizeof sz, "-");
+        else
+            format_size(size, sz, sizeof sz);
+        printf("%10s %14.3f %12ld\n", sz, value, iters);
+    }
+    fflush(stdout);
+}
+
+static void fail(const char *what, size_t size, const char *detail)
+{
+    fprintf(stderr, "vkshmem-perf: FAILED: %s, %zu bytes: %s\n", what, size, detail);
+    g_failed = 1;
+}
+
+/* ---- Data patterns ---------------------------------------------------------------- */
+
+static unsigned char pattern_byte(size_t i, unsigned seed)
+{
+    return (unsigned char)((i * 131u + seed * 7u + 1u) & 0xffu);
+}
+
+static void fill(char *buf, size_t len, unsigned seed)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (char)pattern_byte(i, seed);
+}
+
+static int matches(const char *buf, size_t len, unsigned seed)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)buf[i] != pattern_byte(i, seed))
+            return 0;
+    return 1;
+}
+
+#define GET_SEED(pe) (100003u + (unsigned)(pe))
+
+/* ---- Tests (run on PE 0) ------------------------------------------------------------ */
+
+static void test_put(char *check)
+{
+    section("put latency (shmem_putmem + shmem_quiet)", "us/op", "iters");
+    for (size_t size = MIN_SIZE; size <= g_opt->max_size; size *= 2) {
+        g_size = size;
+        fill(g_src, size, (unsigned)size);
+        long iters;
+        double t = measure(kernel_put, iteration_cap(size), &iters);
+        report("put_lat", size, t * 1e6, "us", iters);
+        shmem_getmem(check, g_dst, size, g_target);
+        if (!matches(check, size, (unsigned)size))
+            fail("put", size, "the target buffer does not hold the data put");
+    }
+}
+
+static void test_get(void)
+{
+    section("get latency (shmem_getmem)", "us/op", "iters");
+    for (size_t size = MIN_SIZE; size <= g_opt->max_size; size *= 2) {
+        g_size = size;
+        memset(g_dst, 0, size);
+        long iters;
+        double t = measure(kernel_get, iteration_cap(size), &iters);
+        report("get_lat", size, t * 1e6, "us", iters);
+        if (!matches(g_dst, size, GET_SEED(g_target)))
+            fail("get", size, "the data read differs from the target's buffer");
+    }
+}
+
+static void test_bw(char *check)
+{
+    char title[96];
+    snprintf(title, sizeof title, "put bandwidth (%d x shmem_putmem, then shmem_quiet)", WINDOW);
+    section(title, "MB/s", "puts");
+    for (size_t size = MIN_SIZE; size <= g_opt->max_size; size *= 2) {
+        g_size = size;
+        fill(g_src, size, (unsigned)size ^ 0x5a5au);
+        double cap = iteration_cap(size) / WINDOW;
+        if (cap < 1.0)
+            cap = 1.0;
+        long iters;
+        double t = measure(kernel_bw, cap, &iters);
+        double mbps = (double)size * WINDOW / t / 1e6;
+        report("put_bw", size, mbps, "MB/s", iters * WINDOW);
+        shmem_getmem(check, g_dst, size, g_target);
+        if (!matches(check, size, (unsigned)size ^ 0x5a5au))
+            fail("bw", size, "the target buffer does not hold the data put");
+    }
+}
+
+static void test_amo(void)
+{
+    section("atomic fetch-add latency (shmem_long_atomic_fetch_add)", "us/op", "iters");
+    long iters;
+    double t = measure(kernel_amo, SMALL_CAP, &iters);
+    report("amo_fadd_lat", sizeof(long), t * 1e6, "us", iters);
+    if (g_amo_last != g_amo_calls - 1) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the last fetch-add returned %ld, expected %ld",
+                 g_amo_last, g_amo_calls - 1);
+        fail("amo", sizeof(long), msg);
+    }
+    long final = 0;
+    shmem_getmem(&final, g_counter, sizeof final, g_target);
+    if (final != g_amo_calls) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the counter holds %ld, expected %ld", final, g_amo_calls);
+        fail("amo", sizeof(long), msg);
+    }
+}
+
+/* Collective: every PE loops over barriers; PE 0 times them. */
+static void test_barrier(int me, int npes)
+{
+    section("barrier_all latency (all PEs)", "us/op", "iters");
+    const long warm = 100;
+    double t0 = now_seconds();
+    kernel_barrier(warm);
+    double est = (now_seconds() - t0) / (double)warm;
+    if (me == 0) {
+        long n = plan_iterations(est, SMALL_CAP / 10.0);
+        for (int pe = 0; pe < npes; pe++)
+            shmem_long_p(g_plan, n, pe);
+        shmem_quiet();
+    }
+    shmem_barrier_all();
+    long n = *(volatile long *)g_plan;
+    t0 = now_seconds();
+    kernel_barrier(n);
+    double t = (now_seconds() - t0) / (double)n;
+    if (me == 0)
+        report("barrier_lat", 0, t * 1e6, "us", n);
+}
+
+/* ---- Options ----------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: oshrun -np 2 vkshmem-perf [options]\n"
+            "\n"
+            "PE 0 measures, PE 1 is the target (on 1 PE, PE 0 targets itself).\n"
+            "\n"
+            "Options:\n"
+            "  --test T          put | get | bw | amo | barrier; repeatable (default: all)\n"
+            "  --max-size BYTES  largest transfer, suffixes K, M, G (default 4M); sizes are\n"
+            "                    the powers of 2 from 8 bytes\n"
+            "  --iters-scale F   multiply iteration counts and time budgets by F (default 1)\n"
+            "  --csv             print lines test,size_bytes,value,unit (with a header)\n"
+            "  --help            this message\n"
+            "\n"
+            "CSV tests: put_lat, get_lat (us per operation; put includes shmem_quiet),\n"
+            "put_bw (MB/s, 1 MB = 1e6 bytes, %d puts per quiet), amo_fadd_lat (us),\n"
+            "barrier_lat (us, size 0).\n",
+            WINDOW);
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || s[0] == '-')
+        return -1;
+    unsigned long long mult = 1;
+    switch (*end) {
+    case 'k': case 'K': mult = 1ull << 10; end++; break;
+    case 'm': case 'M': mult = 1ull << 20; end++; break;
+    case 'g': case 'G': mult = 1ull << 30; end++; break;
+    default: break;
+    }
+    if (mult != 1 && (*end == 'i' || *end == 'I') && (end[1] == 'b' || end[1] == 'B'))
+        end += 2;
+    else if (mult != 1 && (*end == 'b' || *end == 'B'))
+        end++;
+    if (*end != '\0' || v > SIZE_MAX / mult)
+        return -1;
+    *out = (size_t)(v * mult);
+    return 0;
+}
+
+/* Returns 0 on success, 1 for --help, -1 (with *err set) on a bad option. */
+static int parse_options(int argc, char **argv, struct options *o, char *err, size_t errlen)
+{
+    o->tests = 0;
+    o->scale = 1.0;
+    o->max_size = DEFAULT_MAX_SIZE;
+    o->csv = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = NULL;
+        char name[32];
+        const char *eq = strchr(a, '=');
+        if (strncmp(a, "--", 2) == 0 && eq != NULL && (size_t)(eq - a) < sizeof name) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = '\0';
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a);
+        }
+        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+            return 1;
+        if (strcmp(name, "--csv") == 0) {
+            o->csv = 1;
+            continue;
+        }
+        if (strcmp(name, "--test") != 0 && strcmp(name, "--max-size") != 0 &&
+            strcmp(name, "--iters-scale") != 0) {
+            snprintf(err, errlen, "unknown option '%s' (try --help)", a);
+            return -1;
+        }
+        if (val == NULL) {
+            if (i + 1 >= argc) {
+                snprintf(err, errlen, "option %s needs a value", name);
+                return -1;
+            }
+            val = argv[++i];
+        }
+        if (strcmp(name, "--test") == 0) {
+            if (strcmp(val, "put") == 0) o->tests |= TEST_PUT;
+            else if (strcmp(val, "get") == 0) o->tests |= TEST_GET;
+            else if (strcmp(val, "bw") == 0) o->tests |= TEST_BW;
+            else if (strcmp(val, "amo") == 0) o->tests |= TEST_AMO;
+            else if (strcmp(val, "barrier") == 0) o->tests |= TEST_BARRIER;
+            else if (strcmp(val, "all") == 0) o->tests |= TEST_ALL;
+            else {
+                snprintf(err, errlen, "unknown test '%s' (put, get, bw, amo, barrier)", val);
+                return -1;
+            }
+        } else if (strcmp(name, "--max-size") == 0) {
+            if (parse_size(val, &o->max_size) != 0 || o->max_size < MIN_SIZE) {
+                snprintf(err, errlen, "bad --max-size '%s' (bytes, at least %zu)", val, MIN_SIZE);
+                return -1;
+            }
+        } else {
+            char *end;
+            errno = 0;
+            o->scale = strtod(val, &end);
+            if (errno != 0 || end == val || *end != '\0' || !(o->scale > 0.0) || o->scale > 1e6) {
+                snprintf(err, errlen, "bad --iters-scale '%s' (a number > 0)", val);
+                return -1;
+            }
+        }
+    }
+    if (o->tests == 0)
+        o->tests = TEST_ALL;
+    return 0;
+}
+
+/* ---- Main ------------------------------------------------------------------------------ */
+
+static void *symmetric_alloc(size_t size, int me, const char *what)
+{
+    void *p = shmem_malloc(size);
+    if (p == NULL) {
+        if (me == 0)
+            fprintf(stderr,
+                    "vkshmem-perf: shmem_malloc(%zu) for the %s failed: the symmetric heap is "
+                    "too small (raise SHMEM_SYMMETRIC_SIZE or lower --max-size)\n",
+                    size, what);
+        shmem_global_exit(2);
+    }
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    struct options opt;
+    char err[256] = "";
+    int parsed = parse_options(argc, argv, &opt, err, sizeof err);
+    if (parsed == 1) {
+        usage(stdout);
+        return 0;
+    }
+    g_opt = &opt;
+
+    shmem_init();
+    int me = shmem_my_pe();
+    int npes = shmem_n_pes();
+    g_me = me;
+    if (parsed < 0) {
+        if (me == 0)
+            fprintf(stderr, "vkshmem-perf: %s\n", err);
+        shmem_finalize();
+        return 2;
+    }
+    g_target = npes > 1 ? 1 : 0;
+
+    /* Largest power of two <= max_size: the sizes measured. */
+    size_t top = MIN_SIZE;
+    while (top <= opt.max_size / 2)
+        top *= 2;
+    opt.max_size = top;
+
+    g_src = symmetric_alloc(top, me, "put source");
+    g_dst = symmetric_alloc(top, me, "put destination");
+    g_gsrc = symmetric_alloc(top, me, "get source");
+    g_counter = symmetric_alloc(sizeof(long), me, "fetch-add counter");
+    g_plan = symmetric_alloc(sizeof(long), me, "barrier plan");
+    memset(g_src, 0, top);
+    memset(g_dst, 0, top);
+    fill(g_gsrc, top, GET_SEED(me));
+    *g_counter = 0;
+    *g_plan = 0;
+    char *check = malloc(top);
+    if (check == NULL) {
+        fprintf(stderr, "vkshmem-perf: out of memory\n");
+        shmem_global_exit(2);
+    }
+    shmem_barrier_all();
+
+    if (me == 0) {
+        char name[SHMEM_MAX_NAME_LEN + 1] = "";
+        int major = 0, minor = 0;
+        shmem_info_get_name(name);
+        shmem_info_get_version(&major, &minor);
+        if (opt.csv) {
+            printf("test,size_bytes,value,unit\n");
+        } else {
+            char top_str[32];
+            format_size(top, top_str, sizeof top_str);
+            printf("vkshmem-perf: %s (OpenSHMEM %d.%d), %d PE%s, PE 0 -> PE %d, "
+                   "sizes 8 B .. %s, iters scale %g\n",
+                   name, major, minor, npes, npes == 1 ? "" : "s", g_target, top_str, opt.scale);
+        }
+        fflush(stdout);
+    }
+
+    /* PE 0 runs each point-to-point test while the others wait in a barrier. */
+    if (opt.tests & TEST_PUT) {
+        if (me == 0)
+            test_put(check);
+        shmem_barrier_all();
+    }
+    if (opt.tests & TEST_GET) {
+        if (me == 0)
+            test_get();
+        shmem_barrier_all();
+    }
+    if (opt.tests & TEST_BW) {
+        if (me == 0)
+            test_bw(check);
+        shmem_barrier_all();
+    }
+    if (opt.tests & TEST_AMO) {
+        if (me == 0)
+            test_amo();
+        shmem_barrier_all();
+    }
+    if (opt.tests & TEST_BARRIER) {
+        test_barrier(me, npes);
+        shmem_barrier_all();
+    }
+
+    free(check);
+    shmem_free(g_plan);
+    shmem_free(g_counter);
+    shmem_free(g_gsrc);
+    shmem_free(g_dst);
+    shmem_free(g_src);
+    shmem_finalize();
+    return (me == 0 && g_failed) ? 1 : 0;
+}
