@@ -25,6 +25,11 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <shmem.h>
+#if defined(__has_include)
+#if __has_include(<shmemx.h>)
+#include <shmemx.h> /* only for the optional --device-heap */
+#endif
+#endif
 
 #include <errno.h>
 #include <stdint.h>
@@ -327,6 +332,8 @@ static void test_barrier(int me, int npes)
         report("barrier_lat", 0, t * 1e6, "us", n);
 }
 
+static int g_device_heap; /* --device-heap */
+
 /* ---- Options ----------------------------------------------------------------------- */
 
 static void usage(FILE *f)
@@ -342,6 +349,8 @@ static void usage(FILE *f)
             "                    the powers of 2 from 8 bytes\n"
             "  --iters-scale F   multiply iteration counts and time budgets by F (default 1)\n"
             "  --csv             print lines test,size_bytes,value,unit (with a header)\n"
+            "  --device-heap     put the buffers in the device heap (vkshmem's\n"
+            "                    SHMEMX_MALLOC_DEVICE; other libraries: an error)\n"
             "  --help            this message\n"
             "\n"
             "CSV tests: put_lat, get_lat (us per operation; put includes shmem_quiet),\n"
@@ -399,6 +408,15 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
             o->csv = 1;
             continue;
         }
+        if (strcmp(name, "--device-heap") == 0) {
+#ifdef SHMEMX_MALLOC_DEVICE
+            g_device_heap = 1;
+            continue;
+#else
+            snprintf(err, errlen, "--device-heap needs an OpenSHMEM with SHMEMX_MALLOC_DEVICE (vkshmem)");
+            return -1;
+#endif
+        }
         if (strcmp(name, "--test") != 0 && strcmp(name, "--max-size") != 0 &&
             strcmp(name, "--iters-scale") != 0) {
             snprintf(err, errlen, "unknown option '%s' (try --help)", a);
@@ -446,7 +464,13 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
 
 static void *symmetric_alloc(size_t size, int me, const char *what)
 {
-    void *p = shmem_malloc(size);
+    void *p = NULL;
+#ifdef SHMEMX_MALLOC_DEVICE
+    if (g_device_heap)
+        p = shmem_malloc_with_hints(size, SHMEMX_MALLOC_DEVICE);
+    else
+#endif
+        p = shmem_malloc(size);
     if (p == NULL) {
         if (me == 0)
             fprintf(stderr,

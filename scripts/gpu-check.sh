@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs vkshmem's checks on a machine with a GPU in one go.
+#
+#   scripts/gpu-check.sh pack   here: build, then copy the binaries into .gpu/
+#   scripts/gpu-check.sh run    there (repository root, .gpu/ and .gl/ carried):
+#                               device report, the demo and the integration
+#                               tests at 1-4 PEs, and the benchmark at 2 PEs
+#
+# The GPU machine has Open MPI, PMIx and fmt but no Vulkan loader: .gl/ holds
+# Debian's libvulkan1 package, unpacked there before anything runs.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-}
+
+case "$mode" in
+pack)
+    set -e
+    build=${VKSHMEM_BUILD_DIR:-$root/build}
+    bash "$root/scripts/build.sh"
+    rm -rf "$root/.gpu"
+    mkdir -p "$root/.gpu/bin" "$root/.gpu/lib"
+    cp -a "$build"/lib/libvkshmem.so* "$root/.gpu/lib/"
+    cp "$build"/bin/oshrun "$build"/bin/vkshmem-info "$build"/bin/vkshmem-perf "$build"/bin/ring "$root/.gpu/bin/"
+    for t in "$build"/bin/test_*; do [ -x "$t" ] && cp "$t" "$root/.gpu/bin/"; done
+    du -sh "$root/.gpu"
+    ;;
+run)
+    for f in "$root"/.gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+    export LD_LIBRARY_PATH=$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    bin=$root/.gpu/bin
+    out=${OUT:-/tmp}
+    echo "== machine"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
+    grep -m1 "model name" /proc/cpuinfo; nproc
+    echo "== vkshmem-info"; "$bin/vkshmem-info" -d
+    fails=0
+    echo "== demo at 4 PEs"; timeout 120 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/ring" || fails=$((fails + 1))
+    for t in "$bin"/test_*; do
+        [ -x "$t" ] || continue
+        for np in 1 2 3 4; do
+            if timeout 300 "$bin/oshrun" -np "$np" -x LD_LIBRARY_PATH "$t" >"$out/$(basename "$t").np$np.log" 2>&1; then
+                echo "PASS $(basename "$t") np=$np"
+            else
+                echo "FAIL $(basename "$t") np=$np"; tail -20 "$out/$(basename "$t").np$np.log"; fails=$((fails + 1))
+            fi
+        done
+    done
+    echo "== vkshmem-perf at 2 PEs (host heap)"
+    timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-perf" --iters-scale 0.5 || fails=$((fails + 1))
+    echo "== vkshmem-perf at 2 PEs (device heap)"
+    timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-perf" --iters-scale 0.2 --device-heap ||
+        fails=$((fails + 1))
+    echo "== $fails failures"
+    exit $((fails > 0))
+    ;;
+*)
+    echo "usage: scripts/gpu-check.sh pack|run" >&2
+    exit 2
+    ;;
+esac
