@@ -68,6 +68,10 @@ Result<void> Runtime::start(int requested) {
                                       "trace",
                                       cfg_.VKSHMEM_DEBUG));
 
+    if (cfg_.VKSHMEM_DEVICE_ROUTE != "auto" && cfg_.VKSHMEM_DEVICE_ROUTE != "bar" && cfg_.VKSHMEM_DEVICE_ROUTE != "copy")
+        return make_error(fmt::format("VKSHMEM_DEVICE_ROUTE: malformed value '{}': expected auto, bar or copy",
+                                      cfg_.VKSHMEM_DEVICE_ROUTE));
+
     auto boot = make_bootstrap();
     if (!boot) return boot.error();
     boot_ = std::move(*boot);

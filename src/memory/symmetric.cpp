@@ -201,7 +201,8 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
     peer_device_vk_.resize(static_cast<std::size_t>(n_pes_));
     const bool cpu_device = dev_ && dev_->is_cpu();
     auto device_route = [&](const DeviceMemory& m) {
-        if (!m.mapped) return Route::None;
+        if (!m.mapped || cfg.VKSHMEM_DEVICE_ROUTE == "copy") return Route::None;
+        if (cfg.VKSHMEM_DEVICE_ROUTE == "bar") return Route::BarWrite;
         // Host-coherent memory of a CPU driver is ordinary RAM; a GPU's mapped
         // device-local memory is a BAR the CPU may write but must not read.
         return cpu_device || (m.host_cached && m.host_coherent) ? Route::Direct : Route::BarWrite;

@@ -87,20 +87,8 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, unsigned op, u
     vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, amo_pipeline_);
     vkCmdPushConstants(cmd_, amo_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
     vkCmdDispatch(cmd_, 1, 1, 1);
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
-                         nullptr, 0, nullptr);
-    vkEndCommandBuffer(cmd_);
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cmd_;
-    VkResult r = vkQueueSubmit(queue_, 1, &si, fence_);
-    if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX);
-    vkResetFences(device_, 1, &fence_);
-    vkResetCommandBuffer(cmd_, 0);
-    if (r != VK_SUCCESS) return make_error(fmt::format("device atomic: {}", vk_result_name(r)), r);
+    if (auto r = submit_and_wait(VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT); !r)
+        return make_error(fmt::format("device atomic: {}", r.error().message), r.error().vk_result);
     std::uint64_t old = 0;
     std::memcpy(&old, amo_result_.mapped, width);
     return old;

@@ -86,6 +86,8 @@ public:
 private:
     VulkanDevice() = default;
     Result<void> ensure_amo_pipeline();
+    // Ends cmd_, submits it and waits; `written`/`stage`: what to make visible to the host.
+    Result<void> submit_and_wait(VkAccessFlags written, VkPipelineStageFlags stage);
     Result<void> submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off, std::size_t n);
     Result<void> ensure_staging();
     Result<void> finish_memory(DeviceMemory& m, bool map);

@@ -49,12 +49,17 @@ Result<void> VulkanDevice::submit_copy(VkBuffer dst, std::size_t dst_off, VkBuff
     vkBeginCommandBuffer(cmd_, &bi);
     VkBufferCopy region{src_off, dst_off, n};
     vkCmdCopyBuffer(cmd_, src, dst, 1, &region);
-    // Make the copy's writes visible to host reads.
+    if (auto r = submit_and_wait(VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT); !r)
+        return make_error(fmt::format("device copy of {} bytes: {}", n, r.error().message), r.error().vk_result);
+    return {};
+}
+
+Result<void> VulkanDevice::submit_and_wait(VkAccessFlags written, VkPipelineStageFlags stage) {
+    // Make what the commands wrote visible to host reads, then run them.
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.srcAccessMask = written;
     mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
-                         nullptr);
+    vkCmdPipelineBarrier(cmd_, stage, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
     vkEndCommandBuffer(cmd_);
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
@@ -63,7 +68,7 @@ Result<void> VulkanDevice::submit_copy(VkBuffer dst, std::size_t dst_off, VkBuff
     if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX);
     vkResetFences(device_, 1, &fence_);
     vkResetCommandBuffer(cmd_, 0);
-    if (r != VK_SUCCESS) return make_error(fmt::format("device copy of {} bytes: {}", n, vk_result_name(r)), r);
+    if (r != VK_SUCCESS) return make_error(vk_result_name(r), r);
     return {};
 }
 
