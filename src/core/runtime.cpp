@@ -18,9 +18,12 @@ Runtime* g_runtime = nullptr;
 
 namespace {
 bool g_atexit_registered = false;
+// Kept apart from g_runtime so that an init that fails half-way can still end
+// the whole job through the launcher.
+Bootstrap* g_abort_boot = nullptr;
 
 void on_abort(int status, const char* msg) {
-    if (g_runtime) g_runtime->bootstrap().abort(status, msg);
+    if (g_abort_boot) g_abort_boot->abort(status, msg);
 }
 
 // A PE that returns from main (or calls exit) without shmem_finalize would
@@ -41,12 +44,6 @@ std::vector<std::string> environ_names() {
 }
 } // namespace
 
-[[noreturn]] void abort_job(int status, const char* msg) {
-    std::fflush(nullptr);
-    if (g_runtime) g_runtime->bootstrap().abort(status, msg);
-    _exit(status);
-}
-
 Result<void> Runtime::init(int requested) {
     if (g_runtime) return {};
     auto* rt = new Runtime;
@@ -60,23 +57,37 @@ Result<void> Runtime::init(int requested) {
     return {};
 }
 
+namespace {
+// The environment is the same on every PE, so are its errors.
+std::string config_error(Config& cfg) {
+    if (auto err = load_config(cfg, [](const char* n) -> const char* { return std::getenv(n); }))
+        return fmt::format("{}: {}", err->variable, err->message);
+    if (!set_log_level(cfg.VKSHMEM_DEBUG))
+        return fmt::format("VKSHMEM_DEBUG: malformed value '{}': expected error, warn, info, debug or trace",
+                           cfg.VKSHMEM_DEBUG);
+    if (cfg.VKSHMEM_DEVICE_ROUTE != "auto" && cfg.VKSHMEM_DEVICE_ROUTE != "bar" && cfg.VKSHMEM_DEVICE_ROUTE != "copy")
+        return fmt::format("VKSHMEM_DEVICE_ROUTE: malformed value '{}': expected auto, bar or copy",
+                           cfg.VKSHMEM_DEVICE_ROUTE);
+    return {};
+}
+} // namespace
+
 Result<void> Runtime::start(int requested) {
-    if (auto err = load_config(cfg_, [](const char* n) -> const char* { return std::getenv(n); }))
-        return make_error(fmt::format("{}: {}", err->variable, err->message));
-    if (!set_log_level(cfg_.VKSHMEM_DEBUG))
-        return make_error(fmt::format("VKSHMEM_DEBUG: malformed value '{}': expected error, warn, info, debug or "
-                                      "trace",
-                                      cfg_.VKSHMEM_DEBUG));
-
-    if (cfg_.VKSHMEM_DEVICE_ROUTE != "auto" && cfg_.VKSHMEM_DEVICE_ROUTE != "bar" && cfg_.VKSHMEM_DEVICE_ROUTE != "copy")
-        return make_error(fmt::format("VKSHMEM_DEVICE_ROUTE: malformed value '{}': expected auto, bar or copy",
-                                      cfg_.VKSHMEM_DEVICE_ROUTE));
-
     auto boot = make_bootstrap();
     if (!boot) return boot.error();
     boot_ = std::move(*boot);
     set_log_pe(boot_->rank());
+    g_abort_boot = boot_.get();
     set_abort_hook(on_abort);
+    if (std::string err = config_error(cfg_); !err.empty()) {
+        // PE 0 says it and ends the job; the others wait to be ended with it
+        // rather than repeat the same line (and leave if that never comes).
+        if (boot_->rank() != 0) {
+            sleep(10);
+            _exit(1);
+        }
+        return make_error(err);
+    }
     g_state.my_pe = boot_->rank();
     g_state.n_pes = boot_->size();
     g_state.checks = cfg_.VKSHMEM_ERROR_CHECKS;
@@ -163,11 +174,16 @@ void* Runtime::allocate(Space s, std::size_t size, std::size_t align, const char
     }
     if (!p && size) {
         const auto& a = memory_->allocator(s);
-        if (g_state.my_pe == 0)
+        if (g_state.my_pe != 0) {
+        } else if (align > a.max_align()) {
+            error(call, "alignment {} exceeds {}, the alignment of the heap's base on every PE", align,
+                  a.max_align());
+        } else {
             error(call,
                   "cannot allocate {} bytes in the {} heap ({} of {} bytes in use, largest free block {}); raise {}",
                   size, s == kHostHeap ? "host" : "device", a.bytes_in_use(), a.capacity(), a.largest_free(),
                   s == kHostHeap ? "SHMEM_SYMMETRIC_SIZE" : "VKSHMEM_DEVICE_HEAP_SIZE");
+        }
     }
     barrier_all();
     return p;
@@ -216,6 +232,7 @@ void Runtime::finalize() {
     rt->device_.reset();
     g_runtime = nullptr;
     // The launcher connection goes last: finalize must still be able to abort.
+    g_abort_boot = nullptr;
     rt->boot_.reset();
     delete rt;
 }

@@ -58,7 +58,4 @@ private:
 // The one runtime of this process; null before shmem_init and after finalize.
 extern Runtime* g_runtime;
 
-// Ends the job from anywhere (launcher abort when there is one).
-[[noreturn]] void abort_job(int status, const char* msg);
-
 } // namespace vkshmem

@@ -4,13 +4,15 @@
 
 namespace vkshmem {
 
-SymmetricAllocator::SymmetricAllocator(std::size_t capacity) : capacity_(capacity & ~(kMinAlign - 1)) {
+SymmetricAllocator::SymmetricAllocator(std::size_t capacity, std::size_t max_align)
+    : capacity_(capacity & ~(kMinAlign - 1)), max_align_(max_align) {
     if (capacity_) free_.emplace(0, capacity_);
 }
 
 std::optional<std::size_t> SymmetricAllocator::allocate(std::size_t size, std::size_t align) {
     if (align == 0 || (align & (align - 1))) return std::nullopt;
     if (align < kMinAlign) align = kMinAlign;
+    if (align > max_align_) return std::nullopt;
     if (size == 0) size = 1;
     if (size > capacity_) return std::nullopt;
     std::size_t len = round_up(size, kMinAlign);

@@ -16,10 +16,13 @@ class SymmetricAllocator {
 public:
     static constexpr std::size_t kMinAlign = 64; // a cache line: no false sharing between objects
 
-    explicit SymmetricAllocator(std::size_t capacity = 0);
+    // `max_align`: the alignment of the heap's base address; larger alignments
+    // cannot be honoured (an aligned offset would not be an aligned address).
+    explicit SymmetricAllocator(std::size_t capacity = 0, std::size_t max_align = SIZE_MAX);
 
     // Offset of a new block of `size` bytes aligned to `align` (a power of two;
-    // raised to kMinAlign), or nullopt when no free range fits.
+    // raised to kMinAlign), or nullopt when no free range fits or `align`
+    // exceeds max_align().
     std::optional<std::size_t> allocate(std::size_t size, std::size_t align = kMinAlign);
     // Frees a block returned by allocate. False when `offset` is not a live block.
     bool free(std::size_t offset);
@@ -29,6 +32,7 @@ public:
     std::optional<std::size_t> block_size(std::size_t offset) const;
 
     std::size_t capacity() const { return capacity_; }
+    std::size_t max_align() const { return max_align_; }
     std::size_t bytes_in_use() const { return in_use_; }
     std::size_t largest_free() const;
     std::size_t free_ranges() const { return free_.size(); }
@@ -39,6 +43,7 @@ private:
     void insert_free(std::size_t off, std::size_t len);
 
     std::size_t capacity_;
+    std::size_t max_align_;
     std::size_t in_use_ = 0;
     std::map<std::size_t, std::size_t> free_; // offset -> length
     std::map<std::size_t, std::size_t> used_; // offset -> length (rounded)

@@ -1,5 +1,6 @@
 #include "memory/shared_segment.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
@@ -33,13 +34,25 @@ void SharedSegment::close_fd() {
     fd_ = -1;
 }
 
-Result<SharedSegment> SharedSegment::create(const char* name, std::size_t size) {
+Result<SharedSegment> SharedSegment::create(const char* name, std::size_t size, std::size_t align) {
     SharedSegment s;
     s.fd_ = memfd_create(name, MFD_CLOEXEC);
     if (s.fd_ < 0) return make_error(fmt::format("memfd_create({}): {}", name, std::strerror(errno)));
     if (ftruncate(s.fd_, static_cast<off_t>(size)) != 0)
         return make_error(fmt::format("ftruncate of a {}-byte memfd: {}", size, std::strerror(errno)));
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, s.fd_, 0);
+    void* where = nullptr;
+    if (align > page_size()) {
+        // Reserve room to slide to an aligned start; the slack is given back.
+        void* r = mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (r == MAP_FAILED)
+            return make_error(fmt::format("reserving {} bytes of address space: {}", size + align, std::strerror(errno)));
+        auto lo = reinterpret_cast<std::uintptr_t>(r);
+        auto start = (lo + align - 1) & ~(static_cast<std::uintptr_t>(align) - 1);
+        if (start > lo) munmap(r, start - lo);
+        munmap(reinterpret_cast<void*>(start + size), lo + align - start);
+        where = reinterpret_cast<void*>(start);
+    }
+    void* p = mmap(where, size, PROT_READ | PROT_WRITE, MAP_SHARED | (where ? MAP_FIXED : 0), s.fd_, 0);
     if (p == MAP_FAILED) return make_error(fmt::format("mmap of {} bytes: {}", size, std::strerror(errno)));
     s.base_ = static_cast<char*>(p);
     s.size_ = size;
@@ -57,17 +70,22 @@ Result<SharedSegment> SharedSegment::map_peer(int fd, std::size_t size) {
     return s;
 }
 
-Result<SharedSegment> SharedSegment::remap_in_place(void* addr, std::size_t size, const char* name) {
-    auto seg = create(name, size);
+Result<SharedSegment> SharedSegment::remap_in_place(const ExeDataRange& range, const char* name) {
+    auto seg = create(name, range.size);
     if (!seg) return seg.error();
     SharedSegment s = std::move(seg.value());
-    std::memcpy(s.base_, addr, size);
-    // MAP_FIXED replaces the private pages atomically with the shared ones,
-    // which now hold the same bytes.
-    void* p = mmap(addr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s.fd_, 0);
-    if (p == MAP_FAILED) return make_error(fmt::format("remapping the data segment: {}", std::strerror(errno)));
-    munmap(s.base_, size);
-    s.base_ = static_cast<char*>(p);
+    for (const auto& piece : range.pieces) {
+        const std::size_t off = static_cast<std::size_t>(piece.lo - range.lo);
+        std::memcpy(s.base_ + off, piece.lo, piece.size);
+        // MAP_FIXED replaces the private pages atomically with shared ones
+        // that already hold the same bytes.
+        void* p = mmap(piece.lo, piece.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s.fd_,
+                       static_cast<off_t>(off));
+        if (p == MAP_FAILED)
+            return make_error(fmt::format("remapping the data segment: {}", std::strerror(errno)));
+    }
+    munmap(s.base_, range.size);
+    s.base_ = range.lo;
     s.owns_mapping_ = false; // unmapping it would take the program's globals with it
     return s;
 }
@@ -78,26 +96,27 @@ ExeDataRange find_exe_data_range() {
         [](dl_phdr_info* info, std::size_t, void* arg) -> int {
             // The first object is the main program.
             auto* out = static_cast<ExeDataRange*>(arg);
-            std::uintptr_t lo = 0, hi = 0, relro_end = 0;
+            const std::uintptr_t pg = page_size();
+            std::uintptr_t relro_end = 0;
             for (int i = 0; i < info->dlpi_phnum; ++i) {
                 const auto& ph = info->dlpi_phdr[i];
-                if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W)) {
-                    std::uintptr_t a = info->dlpi_addr + ph.p_vaddr;
-                    if (!lo || a < lo) lo = a;
-                    hi = std::max<std::uintptr_t>(hi, a + ph.p_memsz);
-                }
-                if (ph.p_type == PT_GNU_RELRO) relro_end = info->dlpi_addr + ph.p_vaddr + ph.p_memsz;
+                if (ph.p_type == PT_GNU_RELRO)
+                    relro_end = (info->dlpi_addr + ph.p_vaddr + ph.p_memsz + pg - 1) & ~(pg - 1);
             }
-            const std::uintptr_t pg = page_size();
-            if (relro_end > lo) lo = relro_end;
-            lo = lo & ~(pg - 1);
-            // RELRO ends on a page boundary by construction; if it did not we
-            // would start inside read-only pages, so round up instead.
-            if (relro_end && lo < relro_end) lo += pg;
-            hi = (hi + pg - 1) & ~(pg - 1);
-            if (hi > lo) {
-                out->lo = reinterpret_cast<char*>(lo);
-                out->size = hi - lo;
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const auto& ph = info->dlpi_phdr[i];
+                if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_W)) continue;
+                std::uintptr_t lo = (info->dlpi_addr + ph.p_vaddr) & ~(pg - 1);
+                std::uintptr_t hi = (info->dlpi_addr + ph.p_vaddr + ph.p_memsz + pg - 1) & ~(pg - 1);
+                // RELRO pages become read-only after relocation: leave them out.
+                if (relro_end > lo) lo = std::min(relro_end, hi);
+                if (hi > lo) out->pieces.push_back({reinterpret_cast<char*>(lo), hi - lo});
+            }
+            if (!out->pieces.empty()) {
+                std::sort(out->pieces.begin(), out->pieces.end(),
+                          [](const auto& a, const auto& b) { return a.lo < b.lo; });
+                out->lo = out->pieces.front().lo;
+                out->size = static_cast<std::size_t>(out->pieces.back().lo + out->pieces.back().size - out->lo);
             }
             return 1; // stop after the main program
         },

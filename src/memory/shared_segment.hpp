@@ -5,6 +5,7 @@
 #include "core/result.hpp"
 
 #include <cstddef>
+#include <vector>
 
 namespace vkshmem {
 
@@ -17,13 +18,16 @@ public:
     SharedSegment& operator=(SharedSegment&& o) noexcept;
     ~SharedSegment();
 
-    // A new memfd of `size` bytes (a page multiple), mapped read-write.
-    static Result<SharedSegment> create(const char* name, std::size_t size);
+    // A new memfd of `size` bytes (a page multiple), mapped read-write at an
+    // address that is a multiple of `align` (a power of two; 0: any page).
+    static Result<SharedSegment> create(const char* name, std::size_t size, std::size_t align = 0);
     // Maps a peer's memfd. Takes ownership of `fd` (closed after mapping).
     static Result<SharedSegment> map_peer(int fd, std::size_t size);
-    // Replaces [addr, addr+size) of this process, page aligned, by a new memfd
-    // holding the same bytes (used for the program's data segment).
-    static Result<SharedSegment> remap_in_place(void* addr, std::size_t size, const char* name);
+    // Replaces the pieces of `range` in this process by one new memfd holding
+    // the same bytes, piece k at file offset (piece.lo - range.lo), so a peer
+    // that maps the whole memfd sees the range laid out as here (used for the
+    // program's data segment).
+    static Result<SharedSegment> remap_in_place(const struct ExeDataRange& range, const char* name);
 
     char* base() const { return base_; }
     std::size_t size() const { return size_; }
@@ -42,11 +46,18 @@ private:
 
 std::size_t page_size();
 
-// The writable, non-RELRO part of the main executable's data segment (its
-// .data and .bss), page aligned. Empty when it cannot be found.
+// The writable, non-RELRO parts of the main executable (its .data and .bss),
+// page aligned: [lo, lo+size) spans them all; `pieces` are the mapped parts
+// (over-aligned globals make the linker split them into several segments with
+// unmapped gaps between). Empty when nothing is found.
 struct ExeDataRange {
+    struct Piece {
+        char* lo;
+        std::size_t size;
+    };
     char* lo = nullptr;
     std::size_t size = 0;
+    std::vector<Piece> pieces;
 };
 ExeDataRange find_exe_data_range();
 

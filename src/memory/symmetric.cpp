@@ -5,9 +5,11 @@
 #include "memory/fd_exchange.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace vkshmem {
@@ -29,6 +31,21 @@ struct PeerInfo {
     char sock[96];
 };
 constexpr std::uint32_t kMagic = 0x76'6b'73'01; // "vks" v1
+
+// Mesa's CPU driver imports an OPAQUE_FD by lseek(0) + read() of a header,
+// and every dup of one exported fd shares one file offset: peers importing at
+// the same time read each other's offsets and fail with
+// VK_ERROR_INVALID_EXTERNAL_HANDLE. Reopening the memfd gives each peer a file
+// description (and offset) of its own. GPU drivers' fds are left alone.
+int private_file_offset(int fd, bool cpu_driver) {
+    if (!cpu_driver) return fd;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int own = ::open(path, O_RDWR | O_CLOEXEC);
+    if (own < 0) return fd;
+    ::close(fd);
+    return own;
+}
 
 std::size_t round_page(std::size_t v) { return (v + page_size() - 1) & ~(page_size() - 1); }
 
@@ -55,7 +72,10 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
     (void)boot;
     // Host heap: memfd, imported into Vulkan so shaders reach it by address.
     std::size_t host_size = round_page(std::max<std::uint64_t>(cfg.SHMEM_SYMMETRIC_SIZE, 0) + kInternalReserve);
-    auto h = SharedSegment::create("vkshmem-host-heap", host_size);
+    // The base is aligned as far as shmem_align may ask (every PE alike, so
+    // aligned offsets are aligned addresses everywhere).
+    std::size_t base_align = std::min<std::size_t>(kMaxHeapAlign, std::bit_ceil(host_size));
+    auto h = SharedSegment::create("vkshmem-host-heap", host_size, base_align);
     if (!h) return make_error(fmt::format("host heap of {} bytes (SHMEM_SYMMETRIC_SIZE): {}", host_size,
                                           h.error().message));
     host_ = std::move(h.value());
@@ -68,7 +88,10 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
     }
     g_state.space[kHostHeap].lo = reinterpret_cast<std::uintptr_t>(host_.base());
     g_state.space[kHostHeap].size = host_size;
-    alloc_[kHostHeap] = SymmetricAllocator(host_size - kInternalReserve);
+    alloc_[kHostHeap] = SymmetricAllocator(host_size, base_align);
+    // The runtime's own area comes first, so offsets count from the base.
+    if (alloc_[kHostHeap].allocate(kInternalReserve) != std::optional<std::size_t>(0))
+        return make_error("the host heap is too small for the runtime's internal area");
 
     // Device heap.
     std::size_t dev_size = round_page(cfg.VKSHMEM_DEVICE_HEAP_SIZE);
@@ -110,7 +133,7 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
     if (cfg.VKSHMEM_SYMMETRIC_DATA) {
         ExeDataRange r = find_exe_data_range();
         if (r.size) {
-            auto s = SharedSegment::remap_in_place(r.lo, r.size, "vkshmem-static-data");
+            auto s = SharedSegment::remap_in_place(r, "vkshmem-static-data");
             if (!s) return make_error(fmt::format("symmetric static data: {}; set VKSHMEM_SYMMETRIC_DATA=0 to go "
                                                   "without",
                                                   s.error().message));
@@ -185,7 +208,7 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
                 b.fds[kFdHost] = dup(host_.fd());
                 if (device_vk_.memory) {
                     auto fd = dev_->export_fd(device_vk_);
-                    if (fd) b.fds[kFdDevice] = *fd;
+                    if (fd) b.fds[kFdDevice] = private_file_offset(*fd, dev_->is_cpu());
                 } else if (device_memfd_.base()) {
                     b.fds[kFdDevice] = dup(device_memfd_.fd());
                 }
@@ -287,8 +310,7 @@ void* SymmetricMemory::allocate(Space s, std::size_t size, std::size_t align) {
     if (s == kStaticData || !g_state.space[s].size) return nullptr;
     auto off = alloc_[s].allocate(size, align);
     if (!off) return nullptr;
-    std::size_t base = s == kHostHeap ? kInternalReserve : 0;
-    return reinterpret_cast<char*>(g_state.space[s].lo) + base + *off;
+    return reinterpret_cast<char*>(g_state.space[s].lo) + *off;
 }
 
 namespace {
@@ -296,10 +318,7 @@ std::optional<std::pair<Space, std::size_t>> locate(const void* p) {
     int s = space_of(p);
     if (s != kHostHeap && s != kDeviceHeap) return std::nullopt;
     std::size_t off = reinterpret_cast<std::uintptr_t>(p) - g_state.space[s].lo;
-    if (s == kHostHeap) {
-        if (off < kInternalReserve) return std::nullopt;
-        off -= kInternalReserve;
-    }
+    if (s == kHostHeap && off < kInternalReserve) return std::nullopt; // the runtime's, not the user's
     return std::make_pair(static_cast<Space>(s), off);
 }
 } // namespace

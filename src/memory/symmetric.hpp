@@ -28,6 +28,9 @@ struct alignas(64) InternalArea {
     Flag barrier[kBarrierRounds];
 };
 constexpr std::size_t kInternalReserve = 64 * 1024;
+// The host heap's base is aligned to min(this, its size rounded up to a power
+// of two): the largest alignment shmem_align can honour.
+constexpr std::size_t kMaxHeapAlign = std::size_t(1) << 30;
 static_assert(sizeof(InternalArea) <= kInternalReserve);
 
 class SymmetricMemory {

@@ -43,7 +43,7 @@ TEST_CASE("the executable's data range holds its globals and not its stack") {
 TEST_CASE("remapping the data segment keeps its contents and shares it") {
     static_probe[3] = 12345;
     ExeDataRange r = find_exe_data_range();
-    auto seg = SharedSegment::remap_in_place(r.lo, r.size, "unit-static");
+    auto seg = SharedSegment::remap_in_place(r, "unit-static");
     REQUIRE(seg.ok());
     CHECK(static_probe[3] == 12345);
     // A second mapping of the same memfd sees the globals' bytes: that is
