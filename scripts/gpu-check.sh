@@ -21,22 +21,33 @@ pack)
     mkdir -p "$root/.gpu/bin" "$root/.gpu/lib"
     cp -a "$build"/lib/libvkshmem.so* "$root/.gpu/lib/"
     cp "$build"/bin/oshrun "$build"/bin/vkshmem-info "$build"/bin/vkshmem-perf "$build"/bin/ring "$root/.gpu/bin/"
-    for t in "$build"/bin/test_*; do [ -x "$t" ] && cp "$t" "$root/.gpu/bin/"; done
+    for t in "$build"/bin/spmd_*; do [ -x "$t" ] && cp "$t" "$root/.gpu/bin/"; done
+    strip "$root"/.gpu/bin/* "$root"/.gpu/lib/libvkshmem.so.*.*.* 2>/dev/null || true
     du -sh "$root/.gpu"
     ;;
 run)
     for f in "$root"/.gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
+    # The NVIDIA ICD is in one of these places depending on how the driver came.
+    for icd in /usr/share/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; do
+        if [ -f "$icd" ] && [ -z "${VK_DRIVER_FILES:-}" ]; then export VK_DRIVER_FILES=$icd; fi
+    done
+    echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"
     export LD_LIBRARY_PATH=$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     bin=$root/.gpu/bin
-    out=${OUT:-/tmp}
+    out=$(mktemp -d)
     echo "== machine"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
     grep -m1 "model name" /proc/cpuinfo; nproc
-    echo "== vkshmem-info"; "$bin/vkshmem-info" -d
+    echo "== vkshmem-info"
+    if "$bin/vkshmem-info" -d | tee /dev/stderr | grep -q "^  none"; then
+        echo "no Vulkan device: the loader says"; VK_LOADER_DEBUG=all "$bin/vkshmem-info" -d 2>&1 | tail -40
+        exit 1
+    fi
     fails=0
-    echo "== demo at 4 PEs"; timeout 120 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/ring" || fails=$((fails + 1))
-    for t in "$bin"/test_*; do
+    echo "== demo at 4 PEs"; SHMEM_INFO=1 VKSHMEM_DEBUG=info timeout 120 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/ring" 2>&1 | grep -v "^  " ||
+        fails=$((fails + 1))
+    for t in "$bin"/spmd_*; do
         [ -x "$t" ] || continue
         for np in 1 2 3 4; do
             if timeout 300 "$bin/oshrun" -np "$np" -x LD_LIBRARY_PATH "$t" >"$out/$(basename "$t").np$np.log" 2>&1; then

@@ -100,7 +100,7 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
             auto vk = dev_->allocate_exportable(dev_size);
             if (!vk) return make_error(fmt::format("device heap: {}", vk.error().message), vk.error().vk_result);
             device_vk_ = *vk;
-            device_alloc_size_ = dev_size;
+            device_alloc_size_ = device_vk_.size;
             if (device_vk_.mapped) {
                 g_state.space[kDeviceHeap].lo = reinterpret_cast<std::uintptr_t>(device_vk_.mapped);
                 desc_[kDeviceHeap] = fmt::format("DEVICE_LOCAL{} OPAQUE_FD on {}",

@@ -267,33 +267,59 @@ Result<void> VulkanDevice::finish_memory(DeviceMemory& m, bool map) {
 }
 
 namespace {
-// A buffer over the whole allocation, for copies and the device address.
-void bind_whole_buffer(VkDevice dev, DeviceMemory& m, VkExternalMemoryHandleTypeFlagBits handle) {
+VkBuffer make_buffer(VkDevice dev, std::size_t size, VkExternalMemoryHandleTypeFlagBits handle, VkResult* r) {
     VkExternalMemoryBufferCreateInfo ext{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
     ext.handleTypes = static_cast<VkExternalMemoryHandleTypeFlags>(handle);
     VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bci.pNext = &ext;
-    bci.size = m.size;
+    bci.size = size;
     bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                 VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
     bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    if (vkCreateBuffer(dev, &bci, nullptr, &m.buffer) != VK_SUCCESS) {
-        m.buffer = VK_NULL_HANDLE;
-        return;
-    }
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(dev, m.buffer, &req);
-    if (!(req.memoryTypeBits & (1u << m.type_index)) || req.size > m.size ||
-        vkBindBufferMemory(dev, m.buffer, m.memory, 0) != VK_SUCCESS) {
-        vkDestroyBuffer(dev, m.buffer, nullptr);
-        m.buffer = VK_NULL_HANDLE;
-        return;
-    }
+    VkBuffer b = VK_NULL_HANDLE;
+    *r = vkCreateBuffer(dev, &bci, nullptr, &b);
+    return *r == VK_SUCCESS ? b : VK_NULL_HANDLE;
+}
+
+std::uint64_t device_address(VkDevice dev, VkBuffer b) {
     VkBufferDeviceAddressInfo ai{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
-    ai.buffer = m.buffer;
-    m.address = vkGetBufferDeviceAddress(dev, &ai);
+    ai.buffer = b;
+    return vkGetBufferDeviceAddress(dev, &ai);
 }
 } // namespace
+
+Result<VulkanDevice::BufferPlan> VulkanDevice::plan_buffer(std::size_t size, VkExternalMemoryHandleTypeFlagBits handle) {
+    BufferPlan plan;
+    VkResult r;
+    plan.buffer = make_buffer(device_, size, handle, &r);
+    if (!plan.buffer)
+        return make_error(fmt::format("vkCreateBuffer over {} bytes of external memory: {}", size, vk_result_name(r)),
+                          r);
+    VkMemoryDedicatedRequirements ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
+    req.pNext = &ded;
+    VkBufferMemoryRequirementsInfo2 ri{VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2};
+    ri.buffer = plan.buffer;
+    vkGetBufferMemoryRequirements2(device_, &ri, &req);
+    plan.type_bits = req.memoryRequirements.memoryTypeBits;
+    plan.size = req.memoryRequirements.size;
+    // Some drivers (NVIDIA) want exportable memory dedicated to its buffer;
+    // an importer then asks for the same, since it plans the same buffer.
+    plan.dedicated = ded.requiresDedicatedAllocation || ded.prefersDedicatedAllocation;
+    return plan;
+}
+
+Result<void> VulkanDevice::bind_plan(DeviceMemory& m, BufferPlan& plan) {
+    VkResult r = vkBindBufferMemory(device_, plan.buffer, m.memory, 0);
+    if (r != VK_SUCCESS) {
+        vkDestroyBuffer(device_, plan.buffer, nullptr);
+        return make_error(fmt::format("vkBindBufferMemory: {}", vk_result_name(r)), r);
+    }
+    m.buffer = plan.buffer;
+    m.address = device_address(device_, m.buffer);
+    plan.buffer = VK_NULL_HANDLE;
+    return {};
+}
 
 Result<DeviceMemory> VulkanDevice::import_host(void* ptr, std::size_t size) {
     VkMemoryHostPointerPropertiesEXT hp{VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
@@ -325,44 +351,72 @@ Result<DeviceMemory> VulkanDevice::import_host(void* ptr, std::size_t size) {
     m.type_index = static_cast<std::uint32_t>(type);
     if (auto f = finish_memory(m, false); !f) return f.error();
     m.mapped = ptr;
-    bind_whole_buffer(device_, m, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT);
+    auto plan = plan_buffer(size, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT);
+    if (!plan) return plan.error();
+    if (!(plan->type_bits & (1u << m.type_index)) || plan->size > size) {
+        vkDestroyBuffer(device_, plan->buffer, nullptr);
+        return make_error("a buffer over imported host memory does not fit the memory's type or size");
+    }
+    if (auto b = bind_plan(m, *plan); !b) return b.error();
     return m;
 }
 
 Result<DeviceMemory> VulkanDevice::allocate_exportable(std::size_t size) {
+    auto plan = plan_buffer(size, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+    if (!plan) return plan.error();
     // Prefer a device-local type the CPU can map (resizable BAR, or unified
     // memory on CPU and integrated devices), else plain device-local.
     int type = -1;
     for (int want_visible = 1; want_visible >= 0 && type < 0; --want_visible)
         for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount; ++i) {
             auto fl = mem_props_.memoryTypes[i].propertyFlags;
-            if (!(fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) continue;
+            if (!(plan->type_bits & (1u << i)) || !(fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) continue;
             if (want_visible && !(fl & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) continue;
-            if (mem_props_.memoryHeaps[mem_props_.memoryTypes[i].heapIndex].size < size) continue;
+            if (mem_props_.memoryHeaps[mem_props_.memoryTypes[i].heapIndex].size < plan->size) continue;
             type = static_cast<int>(i);
             break;
         }
-    if (type < 0) return make_error(fmt::format("no DEVICE_LOCAL memory type has a heap of {} bytes", size));
+    if (type < 0) {
+        vkDestroyBuffer(device_, plan->buffer, nullptr);
+        return make_error(fmt::format("no DEVICE_LOCAL memory type has a heap of {} bytes", size));
+    }
+    VKSHMEM_INFO("device heap: buffer accepts memory types {:#x}, dedicated {}, chose type {} (flags {:#x})",
+                 plan->type_bits, plan->dedicated, type, mem_props_.memoryTypes[type].propertyFlags);
     VkExportMemoryAllocateInfo exp{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
     exp.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
-    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
-    exp.pNext = &flags;
-    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.pNext = &exp;
-    ai.allocationSize = size;
-    ai.memoryTypeIndex = static_cast<std::uint32_t>(type);
-    DeviceMemory m;
-    VkResult r = vkAllocateMemory(device_, &ai, nullptr, &m.memory);
-    if (r != VK_SUCCESS)
+    auto m = allocate_for(*plan, static_cast<std::uint32_t>(type), &exp);
+    if (!m)
         return make_error(fmt::format("allocating a {}-byte exportable device heap: {}; lower "
                                       "VKSHMEM_DEVICE_HEAP_SIZE",
-                                      size, vk_result_name(r)),
-                          r);
-    m.size = size;
-    m.type_index = static_cast<std::uint32_t>(type);
+                                      size, m.error().message),
+                          m.error().vk_result);
+    return m;
+}
+
+Result<DeviceMemory> VulkanDevice::allocate_for(BufferPlan& plan, std::uint32_t type, void* chain) {
+    VkMemoryDedicatedAllocateInfo ded{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    ded.buffer = plan.buffer;
+    VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+    flags.pNext = chain;
+    if (plan.dedicated) {
+        ded.pNext = &flags;
+    }
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.pNext = plan.dedicated ? static_cast<void*>(&ded) : static_cast<void*>(&flags);
+    ai.allocationSize = plan.size;
+    ai.memoryTypeIndex = type;
+    DeviceMemory m;
+    VkResult r = vkAllocateMemory(device_, &ai, nullptr, &m.memory);
+    if (r != VK_SUCCESS) {
+        vkDestroyBuffer(device_, plan.buffer, nullptr);
+        return make_error(vk_result_name(r), r);
+    }
+    m.size = plan.size;
+    m.type_index = type;
+    m.dedicated = plan.dedicated;
     if (auto f = finish_memory(m, true); !f) return f.error();
-    bind_whole_buffer(device_, m, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+    if (auto b = bind_plan(m, plan); !b) return b.error();
     return m;
 }
 
@@ -377,26 +431,19 @@ Result<int> VulkanDevice::export_fd(const DeviceMemory& m) {
 }
 
 Result<DeviceMemory> VulkanDevice::import_fd(int fd, std::size_t size, std::uint32_t type_index) {
+    auto plan = plan_buffer(size, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+    if (!plan) {
+        ::close(fd);
+        return plan.error();
+    }
     VkImportMemoryFdInfoKHR imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
     imp.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
     imp.fd = fd;
-    VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
-    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
-    imp.pNext = &flags;
-    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.pNext = &imp;
-    ai.allocationSize = size;
-    ai.memoryTypeIndex = type_index;
-    DeviceMemory m;
-    VkResult r = vkAllocateMemory(device_, &ai, nullptr, &m.memory);
-    if (r != VK_SUCCESS) {
+    auto m = allocate_for(*plan, type_index, &imp);
+    if (!m) {
         ::close(fd); // on failure the fd still belongs to us
-        return make_error(fmt::format("importing a peer's device heap: {}", vk_result_name(r)), r);
+        return make_error(fmt::format("importing a peer's device heap: {}", m.error().message), m.error().vk_result);
     }
-    m.size = size;
-    m.type_index = type_index;
-    if (auto f = finish_memory(m, true); !f) return f.error();
-    bind_whole_buffer(device_, m, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
     return m;
 }
 

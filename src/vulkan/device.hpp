@@ -44,6 +44,7 @@ struct DeviceMemory {
     std::size_t size = 0;
     std::uint32_t type_index = 0;
     bool host_visible = false, host_coherent = false, host_cached = false, device_local = false;
+    bool dedicated = false; // allocated for `buffer` alone (the driver asked for it)
 };
 
 class VulkanDevice {
@@ -91,6 +92,18 @@ private:
     Result<void> submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off, std::size_t n);
     Result<void> ensure_staging();
     Result<void> finish_memory(DeviceMemory& m, bool map);
+    // The whole-allocation buffer is made before the memory, so that the
+    // allocation can be dedicated to it where the driver asks.
+    struct BufferPlan {
+        VkBuffer buffer = VK_NULL_HANDLE;
+        std::uint32_t type_bits = 0;
+        std::size_t size = 0;
+        bool dedicated = false;
+    };
+    Result<BufferPlan> plan_buffer(std::size_t size, VkExternalMemoryHandleTypeFlagBits handle);
+    Result<void> bind_plan(DeviceMemory& m, BufferPlan& plan);
+    // Allocates (chain: export or import info) and binds plan's buffer.
+    Result<DeviceMemory> allocate_for(BufferPlan& plan, std::uint32_t type, void* chain);
 
     VkInstance instance_ = VK_NULL_HANDLE;
     VkPhysicalDevice phys_ = VK_NULL_HANDLE;
