@@ -133,7 +133,18 @@ template <class T> bool compare(T a, int cmp, T b) {
     return false;
 }
 
-template <class T> T watch(T* ivar) { return std::atomic_ref<T>(*ivar).load(std::memory_order_acquire); }
+// An ivar in a device heap the CPU cannot map (a GPU's DEVICE_LOCAL memory)
+// is read with a device copy; everything else with an acquire load.
+inline bool unmapped(const void* ivar) {
+    const int s = space_of(ivar);
+    return s >= 0 && g_state.space[s].route[g_state.my_pe] == Route::None;
+}
+
+template <class T> T watch(T* ivar, bool slow) {
+    if (slow) [[unlikely]]
+        return vkshmem::api::g(ivar, g_state.my_pe, "shmem_wait_until");
+    return std::atomic_ref<T>(*ivar).load(std::memory_order_acquire);
+}
 
 // Shared by the test_* and wait_until_* forms: how many live elements satisfy
 // the comparison now (their indices into `indices` when given) and, in
@@ -142,11 +153,12 @@ template <class T> T watch(T* ivar) { return std::atomic_ref<T>(*ivar).load(std:
 template <class T>
 std::size_t scan(T* ivars, std::size_t n, const int* status, int cmp, T value, const T* values, std::size_t* indices,
                  std::size_t* active) {
+    const bool slow = n && unmapped(ivars);
     std::size_t hits = 0, live = 0;
     for (std::size_t i = 0; i < n; ++i) {
         if (status && status[i]) continue;
         ++live;
-        if (compare(watch(&ivars[i]), cmp, values ? values[i] : value)) {
+        if (compare(watch(&ivars[i], slow), cmp, values ? values[i] : value)) {
             if (indices) indices[hits] = i;
             ++hits;
         }
@@ -157,9 +169,10 @@ std::size_t scan(T* ivars, std::size_t n, const int* status, int cmp, T value, c
 
 template <class T>
 std::size_t first_hit(T* ivars, std::size_t n, const int* status, int cmp, T value, const T* values) {
+    const bool slow = n && unmapped(ivars);
     for (std::size_t i = 0; i < n; ++i) {
         if (status && status[i]) continue;
-        if (compare(watch(&ivars[i]), cmp, values ? values[i] : value)) return i;
+        if (compare(watch(&ivars[i], slow), cmp, values ? values[i] : value)) return i;
     }
     return SIZE_MAX;
 }
@@ -347,11 +360,12 @@ template <class T> void atomic_fetch_xor_nbi(T* fetch, T* dest, T value, int pe,
 // ---- Point-to-point synchronization -------------------------------------------------
 template <class T> void wait_until(T* ivar, int cmp, T value, const char* call) {
     detail::check_ivars(ivar, 1, cmp, call);
-    wait_for([&] { return detail::compare(detail::watch(ivar), cmp, value); });
+    const bool slow = detail::unmapped(ivar);
+    wait_for([&] { return detail::compare(detail::watch(ivar, slow), cmp, value); });
 }
 template <class T> int test(T* ivar, int cmp, T value, const char* call) {
     detail::check_ivars(ivar, 1, cmp, call);
-    return detail::compare(detail::watch(ivar), cmp, value) ? 1 : 0;
+    return detail::compare(detail::watch(ivar, detail::unmapped(ivar)), cmp, value) ? 1 : 0;
 }
 template <class T>
 void wait_until_all(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call) {

@@ -203,7 +203,7 @@ void* Runtime::reallocate(void* p, std::size_t size, const char* call) {
         if (!memory_->resize_in_place(p, size)) {
             void* q = memory_->allocate(static_cast<Space>(s), size, SymmetricAllocator::kMinAlign);
             if (q) {
-                std::memcpy(q, p, std::min(*old, size));
+                copy_within(static_cast<Space>(s), q, p, std::min(*old, size), call);
                 memory_->free(p);
             } else if (g_state.my_pe == 0) {
                 error(call, "cannot grow a block to {} bytes; raise {}", size,
@@ -214,6 +214,18 @@ void* Runtime::reallocate(void* p, std::size_t size, const char* call) {
     }
     barrier_all();
     return p;
+}
+
+void Runtime::copy_within(Space s, void* dst, const void* src, std::size_t n, const char* call) {
+    if (g_state.space[s].route[g_state.my_pe] != Route::None) {
+        std::memcpy(dst, src, n);
+        return;
+    }
+    // A device heap the CPU cannot map: the device moves the bytes.
+    const DeviceMemory* m = memory_->device_memory(g_state.my_pe, s);
+    auto off = [&](const void* p) { return reinterpret_cast<std::uintptr_t>(p) - g_state.space[s].lo; };
+    if (!m) fatal(call, "the {} heap is neither mapped nor device memory", s == kHostHeap ? "host" : "device");
+    if (auto r = device_->copy_within(*m, off(dst), off(src), n); !r) fatal(call, "{}", r.error().message);
 }
 
 void Runtime::release(void* p, const char* call) {

@@ -43,6 +43,8 @@ public:
 private:
     Runtime() = default;
     Result<void> start(int requested);
+    // memcpy within one space of this PE, by the device where the CPU cannot map it.
+    void copy_within(Space s, void* dst, const void* src, std::size_t n, const char* call);
     void print_info() const;
 
     Config cfg_;

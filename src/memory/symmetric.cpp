@@ -59,6 +59,22 @@ Result<std::unique_ptr<SymmetricMemory>> SymmetricMemory::create(const Config& c
     m->my_pe_ = boot.rank();
     for (auto& v : m->peer_base_) v.assign(static_cast<std::size_t>(m->n_pes_), nullptr);
     for (auto& v : m->route_) v.assign(static_cast<std::size_t>(m->n_pes_), Route::None);
+    // Which node-local PEs use the same device decides how the device heap is
+    // allocated, so it is known before anything is.
+    struct DeviceId {
+        std::uint8_t uuid[VK_UUID_SIZE];
+        std::uint8_t present;
+    } mine{}, none{};
+    if (dev) {
+        std::memcpy(mine.uuid, dev->report().uuid, VK_UUID_SIZE);
+        mine.present = 1;
+    }
+    std::vector<DeviceId> ids(static_cast<std::size_t>(m->n_pes_), none);
+    if (auto r = boot.allgather(&mine, sizeof mine, ids.data()); !r) return r.error();
+    for (int p : boot.local_peers())
+        if (p != m->my_pe_ && dev && ids[static_cast<std::size_t>(p)].present &&
+            std::memcmp(ids[static_cast<std::size_t>(p)].uuid, mine.uuid, VK_UUID_SIZE) == 0)
+            m->shares_device_ = true;
     if (auto r = m->create_local(cfg, boot); !r) return r.error();
     if (auto r = m->exchange(cfg, boot); !r) return r.error();
     for (int s = 0; s < kSpaceCount; ++s) {
@@ -97,24 +113,31 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
     std::size_t dev_size = round_page(cfg.VKSHMEM_DEVICE_HEAP_SIZE);
     if (dev_size) {
         if (dev_) {
-            auto vk = dev_->allocate_exportable(dev_size);
+            // Share the heap with the PEs on this GPU when there are any; on
+            // drivers where exportable memory cannot be host-visible, a PE
+            // alone on its GPU takes a BAR-mapped heap instead, so small host
+            // puts stay CPU stores (DESIGN §1).
+            const bool exportable =
+                dev_->is_cpu() || shares_device_ || dev_->exportable_is_mappable(dev_size);
+            auto vk = dev_->allocate_device_heap(dev_size, exportable);
             if (!vk) return make_error(fmt::format("device heap: {}", vk.error().message), vk.error().vk_result);
             device_vk_ = *vk;
+            device_exported_ = exportable;
             device_alloc_size_ = device_vk_.size;
-            if (device_vk_.mapped) {
+            const char* how = exportable ? "OPAQUE_FD-exportable" : "private to this PE";
+            if (device_vk_.mapped && cfg.VKSHMEM_DEVICE_ROUTE != "copy") {
                 g_state.space[kDeviceHeap].lo = reinterpret_cast<std::uintptr_t>(device_vk_.mapped);
-                desc_[kDeviceHeap] = fmt::format("DEVICE_LOCAL{} OPAQUE_FD on {}",
-                                                 device_vk_.host_visible ? "|HOST_VISIBLE" : "",
-                                                 dev_->report().name);
+                desc_[kDeviceHeap] = fmt::format("DEVICE_LOCAL|HOST_VISIBLE, {}, on {}", how, dev_->report().name);
             } else {
-                // Not mappable: reserve an address range so objects still have
-                // host addresses; data moves by device copies.
+                // No CPU mapping (or VKSHMEM_DEVICE_ROUTE=copy pretends so):
+                // reserve an address range so objects still have host
+                // addresses; data moves by device copies.
                 void* p = mmap(nullptr, dev_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
                 if (p == MAP_FAILED) return make_error("reserving the device heap's address range failed");
                 g_state.space[kDeviceHeap].lo = reinterpret_cast<std::uintptr_t>(p);
                 reserved_ = p;
-                desc_[kDeviceHeap] = fmt::format("DEVICE_LOCAL OPAQUE_FD on {} (not host-mappable)",
-                                                 dev_->report().name);
+                desc_[kDeviceHeap] = fmt::format("DEVICE_LOCAL, {}, on {}; the CPU reaches it by device copies",
+                                                 how, dev_->report().name);
             }
         } else {
             auto d = SharedSegment::create("vkshmem-device-heap", dev_size);
@@ -158,7 +181,7 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
     me.magic = kMagic;
     me.pid = getpid();
     me.uid = getuid();
-    me.device_kind = device_vk_.memory ? kDevVulkan : device_memfd_.base() ? kDevMemfd : kDevNone;
+    me.device_kind = device_exported_ ? kDevVulkan : device_memfd_.base() ? kDevMemfd : kDevNone;
     if (dev_) std::memcpy(me.device_uuid, dev_->report().uuid, 16);
     me.device_type_index = device_vk_.type_index;
     me.host_size = host_.size();
@@ -206,7 +229,7 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
             [this](int) {
                 FdBundle b;
                 b.fds[kFdHost] = dup(host_.fd());
-                if (device_vk_.memory) {
+                if (device_exported_) {
                     auto fd = dev_->export_fd(device_vk_);
                     if (fd) b.fds[kFdDevice] = private_file_offset(*fd, dev_->is_cpu());
                 } else if (device_memfd_.base()) {
@@ -238,8 +261,9 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
             peer_base_[kHostHeap][up] = host_.base();
             route_[kHostHeap][up] = Route::Direct;
             if (device_vk_.memory) {
-                peer_base_[kDeviceHeap][up] = static_cast<char*>(device_vk_.mapped);
                 route_[kDeviceHeap][up] = device_route(device_vk_);
+                if (route_[kDeviceHeap][up] != Route::None)
+                    peer_base_[kDeviceHeap][up] = static_cast<char*>(device_vk_.mapped);
             } else if (device_memfd_.base()) {
                 peer_base_[kDeviceHeap][up] = device_memfd_.base();
                 route_[kDeviceHeap][up] = Route::Direct;
@@ -276,8 +300,9 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
                 auto d = dev_->import_fd(fd, pi.device_alloc_size, pi.device_type_index);
                 if (!d) return make_error(fmt::format("PE {}'s device heap: {}", p, d.error().message));
                 peer_device_vk_[up] = *d;
-                peer_base_[kDeviceHeap][up] = static_cast<char*>(d->mapped);
                 route_[kDeviceHeap][up] = device_route(*d);
+                if (route_[kDeviceHeap][up] != Route::None)
+                    peer_base_[kDeviceHeap][up] = static_cast<char*>(d->mapped);
             } else {
                 // Another GPU (or none): its device heap cannot be mapped here.
                 ::close(fd);

@@ -79,6 +79,8 @@ private:
     SymmetricAllocator alloc_[kSpaceCount];
     std::string desc_[kSpaceCount];
     std::size_t device_alloc_size_ = 0;
+    bool shares_device_ = false;   // another node-local PE uses the same device
+    bool device_exported_ = false; // the device heap is shared with those PEs
     void* reserved_ = nullptr; // address range of a device heap the CPU cannot map
 };
 

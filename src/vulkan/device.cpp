@@ -267,11 +267,12 @@ Result<void> VulkanDevice::finish_memory(DeviceMemory& m, bool map) {
 }
 
 namespace {
+// handle 0: memory that is not shared with other processes.
 VkBuffer make_buffer(VkDevice dev, std::size_t size, VkExternalMemoryHandleTypeFlagBits handle, VkResult* r) {
     VkExternalMemoryBufferCreateInfo ext{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
     ext.handleTypes = static_cast<VkExternalMemoryHandleTypeFlags>(handle);
     VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bci.pNext = &ext;
+    bci.pNext = handle ? &ext : nullptr;
     bci.size = size;
     bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                 VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
@@ -361,8 +362,23 @@ Result<DeviceMemory> VulkanDevice::import_host(void* ptr, std::size_t size) {
     return m;
 }
 
-Result<DeviceMemory> VulkanDevice::allocate_exportable(std::size_t size) {
+bool VulkanDevice::exportable_is_mappable(std::size_t size) {
     auto plan = plan_buffer(size, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+    if (!plan) return false;
+    vkDestroyBuffer(device_, plan->buffer, nullptr);
+    for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount; ++i) {
+        auto fl = mem_props_.memoryTypes[i].propertyFlags;
+        if ((plan->type_bits & (1u << i)) && (fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) &&
+            (fl & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
+            return true;
+    }
+    return false;
+}
+
+Result<DeviceMemory> VulkanDevice::allocate_device_heap(std::size_t size, bool exportable) {
+    const auto handle = exportable ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT
+                                   : static_cast<VkExternalMemoryHandleTypeFlagBits>(0);
+    auto plan = plan_buffer(size, handle);
     if (!plan) return plan.error();
     // Prefer a device-local type the CPU can map (resizable BAR, or unified
     // memory on CPU and integrated devices), else plain device-local.
@@ -380,15 +396,14 @@ Result<DeviceMemory> VulkanDevice::allocate_exportable(std::size_t size) {
         vkDestroyBuffer(device_, plan->buffer, nullptr);
         return make_error(fmt::format("no DEVICE_LOCAL memory type has a heap of {} bytes", size));
     }
-    VKSHMEM_INFO("device heap: buffer accepts memory types {:#x}, dedicated {}, chose type {} (flags {:#x})",
-                 plan->type_bits, plan->dedicated, type, mem_props_.memoryTypes[type].propertyFlags);
+    VKSHMEM_DEBUG("device heap: buffer accepts memory types {:#x}, dedicated {}, exportable {}, type {} (flags {:#x})",
+                  plan->type_bits, plan->dedicated, exportable, type, mem_props_.memoryTypes[type].propertyFlags);
     VkExportMemoryAllocateInfo exp{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
     exp.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    auto m = allocate_for(*plan, static_cast<std::uint32_t>(type), &exp);
+    auto m = allocate_for(*plan, static_cast<std::uint32_t>(type), exportable ? &exp : nullptr);
     if (!m)
-        return make_error(fmt::format("allocating a {}-byte exportable device heap: {}; lower "
-                                      "VKSHMEM_DEVICE_HEAP_SIZE",
-                                      size, m.error().message),
+        return make_error(fmt::format("allocating a {}-byte device heap: {}; lower VKSHMEM_DEVICE_HEAP_SIZE", size,
+                                      m.error().message),
                           m.error().vk_result);
     return m;
 }

@@ -64,9 +64,13 @@ public:
 
     // Makes [ptr, ptr+size) (page aligned, e.g. a memfd mapping) Vulkan memory.
     Result<DeviceMemory> import_host(void* ptr, std::size_t size);
-    // DEVICE_LOCAL memory that can be exported as OPAQUE_FD; mapped when a
-    // HOST_VISIBLE device-local type exists.
-    Result<DeviceMemory> allocate_exportable(std::size_t size);
+    // DEVICE_LOCAL memory for a device heap, exportable as OPAQUE_FD when
+    // asked; mapped when a HOST_VISIBLE device-local type is allowed for it.
+    Result<DeviceMemory> allocate_device_heap(std::size_t size, bool exportable);
+    // Whether exportable device-local memory can also be host-visible. Not on
+    // NVIDIA (driver 580): a buffer over OPAQUE_FD memory excludes the BAR
+    // type, so a device heap is either shared between PEs or BAR-mapped.
+    bool exportable_is_mappable(std::size_t size);
     // A new fd for `m`, for one peer (importing consumes it).
     Result<int> export_fd(const DeviceMemory& m);
     // Imports a peer's allocation of the same device; takes ownership of fd.
@@ -77,6 +81,8 @@ public:
     // chunks; for memory the CPU must not read or cannot map (transfer.cpp).
     Result<void> write(const DeviceMemory& dst, std::size_t dst_off, const void* src, std::size_t n);
     Result<void> read(void* dst, const DeviceMemory& src, std::size_t src_off, std::size_t n);
+    // Copies n bytes between two non-overlapping ranges of one allocation.
+    Result<void> copy_within(const DeviceMemory& m, std::size_t dst_off, std::size_t src_off, std::size_t n);
 
     // One atomic on device memory at `address` (a buffer device address),
     // executed by a one-invocation compute dispatch (amo.cpp). op is

@@ -100,4 +100,11 @@ Result<void> VulkanDevice::read(void* dst, const DeviceMemory& src, std::size_t 
     return {};
 }
 
+Result<void> VulkanDevice::copy_within(const DeviceMemory& m, std::size_t dst_off, std::size_t src_off,
+                                       std::size_t n) {
+    if (!m.buffer) return make_error("the device heap has no transfer buffer bound");
+    std::lock_guard lk(copy_mu_);
+    return submit_copy(m.buffer, dst_off, m.buffer, src_off, n);
+}
+
 } // namespace vkshmem

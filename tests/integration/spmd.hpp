@@ -118,6 +118,40 @@ inline std::string check_poison_outside(const void* buf, std::size_t size, std::
 // A poison byte for this run (the same on every PE).
 unsigned char poison_byte();
 
+// ---- This PE's own symmetric objects: loads and stores ------------------------------------
+// A device-heap object may have no CPU mapping at all: on a GPU shared by several PEs (and under
+// VKSHMEM_DEVICE_ROUTE=copy) its addresses are reserved but inaccessible, and any CPU load or store
+// through them faults, as with cudaMalloc'd memory under NVSHMEM. Tests therefore touch their own
+// device-heap objects only through OpenSHMEM calls: these helpers use shmem_putmem (completed by
+// shmem_quiet) and shmem_getmem to this PE there, and plain memory copies on the host heap and
+// static data, whose CPU view is part of what the tests check. Use them for every symmetric object
+// that may live in the device heap; `obj` must be symmetric, the other side private memory.
+bool cpu_inaccessible(const void* obj); // a device-heap address
+void local_store(void* obj, const void* src, std::size_t bytes);
+void local_load(void* dst, const void* obj, std::size_t bytes);
+void local_fill(void* obj, unsigned char byte, std::size_t bytes);
+std::vector<unsigned char> local_bytes(const void* obj, std::size_t bytes);
+template <class T> void local_set(T* obj, const T& v) { local_store(obj, &v, sizeof(T)); }
+template <class T> T local_get(const T* obj) {
+    T v;
+    local_load(&v, obj, sizeof(T));
+    return v;
+}
+template <class T> void local_write(T* obj, const T* src, std::size_t n) { local_store(obj, src, n * sizeof(T)); }
+template <class T> void local_write(T* obj, const std::vector<T>& src) { local_write(obj, src.data(), src.size()); }
+template <class T> std::vector<T> local_read(const T* obj, std::size_t n) {
+    std::vector<T> v(n);
+    local_load(v.data(), obj, n * sizeof(T));
+    return v;
+}
+// fill_bytes / fill_values into a symmetric object.
+void local_fill_bytes(void* obj, std::size_t n, Gen g);
+template <class T> void local_fill_values(T* obj, std::size_t n, Gen g) { local_write(obj, make_values<T>(n, g)); }
+
+// The same checks of a symmetric object of this PE (read with local_load first).
+std::string diff_sym(const void* obj, const void* expected, std::size_t n, std::size_t base = 0);
+std::string check_poison_sym(const void* obj, std::size_t from, std::size_t to, unsigned char pattern);
+
 #define SPMD_REQUIRE_OK(expr) REQUIRE((expr) == std::string())
 
 // ---- Symmetric memory spaces ---------------------------------------------------------------
@@ -145,11 +179,16 @@ public:
     ~SymArray() { sym_free(space_, p_); }
     SymArray(const SymArray&) = delete;
     SymArray& operator=(const SymArray&) = delete;
+    // The address (symmetric: for RMA, AMO and sync calls). Never dereference it: the object may
+    // be in the device heap. Local access goes through load/store (local_load/local_store).
     T* get() const { return p_; }
-    T& operator[](std::size_t i) const { return p_[i]; }
+    T* at(std::size_t i) const { return p_ + i; }
+    T load(std::size_t i) const { return local_get(p_ + i); }
+    void store(std::size_t i, const T& v) const { local_set(p_ + i, v); }
+    std::vector<T> load_all() const { return local_read(p_, n_); }
     std::size_t size() const { return n_; }
     std::size_t bytes() const { return n_ * sizeof(T); }
-    void poison() const { std::memset(static_cast<void*>(p_), poison_byte(), bytes()); }
+    void poison() const { local_fill(p_, poison_byte(), bytes()); }
 
 private:
     Space space_;

@@ -116,6 +116,63 @@ std::string check_poison(const void* buf, std::size_t from, std::size_t to, unsi
     return {};
 }
 
+bool cpu_inaccessible(const void* obj) { return shmemx_addr_space(obj) == SHMEMX_SPACE_DEVICE; }
+
+void local_store(void* obj, const void* src, std::size_t bytes) {
+    if (bytes == 0) return;
+    if (cpu_inaccessible(obj)) {
+        shmem_putmem(obj, src, bytes, g_me);
+        shmem_quiet();
+    } else {
+        std::memcpy(obj, src, bytes);
+    }
+}
+
+void local_load(void* dst, const void* obj, std::size_t bytes) {
+    if (bytes == 0) return;
+    if (cpu_inaccessible(obj)) shmem_getmem(dst, obj, bytes, g_me);
+    else std::memcpy(dst, obj, bytes);
+}
+
+void local_fill(void* obj, unsigned char byte, std::size_t bytes) {
+    if (cpu_inaccessible(obj)) {
+        const std::vector<unsigned char> src(bytes, byte);
+        local_store(obj, src.data(), bytes);
+    } else {
+        std::memset(obj, byte, bytes);
+    }
+}
+
+std::vector<unsigned char> local_bytes(const void* obj, std::size_t bytes) {
+    std::vector<unsigned char> v(bytes);
+    local_load(v.data(), obj, bytes);
+    return v;
+}
+
+void local_fill_bytes(void* obj, std::size_t n, Gen g) {
+    std::vector<unsigned char> v(n);
+    fill_bytes(v.data(), n, g);
+    local_store(obj, v.data(), n);
+}
+
+std::string diff_sym(const void* obj, const void* expected, std::size_t n, std::size_t base) {
+    return diff_bytes(local_bytes(obj, n).data(), expected, n, base);
+}
+
+std::string check_poison_sym(const void* obj, std::size_t from, std::size_t to, unsigned char pattern) {
+    if (to <= from) return {};
+    const std::vector<unsigned char> v = local_bytes(static_cast<const unsigned char*>(obj) + from, to - from);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (v[i] != pattern) {
+            char msg[160];
+            std::snprintf(msg, sizeof msg, "byte %zu outside the written range was changed: 0x%02x, poison 0x%02x",
+                          from + i, v[i], pattern);
+            return msg;
+        }
+    }
+    return {};
+}
+
 const char* name(Space s) {
     switch (s) {
     case Space::Host: return "host heap (shmem_malloc)";

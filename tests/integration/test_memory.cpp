@@ -24,7 +24,7 @@ std::string reachable_by_put(unsigned char* obj, std::size_t size, std::uint64_t
     shmem_putmem(obj, src.data(), size, to);
     shmem_barrier_all();
     spmd::fill_bytes(want.data(), size, Gen(key, from, 77));
-    std::string e = spmd::diff_bytes(obj, want.data(), size);
+    std::string e = spmd::diff_sym(obj, want.data(), size); // obj may be in the device heap
     shmem_barrier_all();
     return e;
 }
@@ -158,9 +158,9 @@ TEST_CASE("shmem_realloc keeps the contents, moved or not") {
             const std::size_t kept = std::min(from, to);
             std::vector<unsigned char> want(from);
             spmd::fill_bytes(want.data(), from, Gen(key, spmd::left(), 77));
-            SPMD_REQUIRE_OK(spmd::diff_bytes(q, want.data(), kept));
+            SPMD_REQUIRE_OK(spmd::diff_sym(q, want.data(), kept));
             // All of the new object is reachable.
-            std::memset(q, poison, to);
+            spmd::local_fill(q, poison, to);
             SPMD_REQUIRE_OK(reachable_by_put(q, to, spmd::shared_key()));
             same_on_all_pes(reinterpret_cast<std::intptr_t>(q) - reinterpret_cast<std::intptr_t>(blocker),
                             "offset of the reallocated object from the blocker");
@@ -214,11 +214,11 @@ TEST_CASE("shmem_malloc_with_hints and shmemx_device_malloc") {
                         "offset from the first object of the heap");
         // Remote atomics from every PE (what ATOMICS_REMOTE announces).
         auto* counter = reinterpret_cast<long*>(p);
-        *counter = 0;
+        spmd::local_set(counter, 0L);
         shmem_barrier_all();
         for (int pe = 0; pe < n; ++pe) shmem_long_atomic_add(counter, me + 1, pe);
         shmem_barrier_all();
-        REQUIRE(*counter == static_cast<long>(n) * (n + 1) / 2);
+        REQUIRE(spmd::local_get(counter) == static_cast<long>(n) * (n + 1) / 2);
         shmem_free(p);
     }
     shmem_free(ref_dev);
@@ -255,7 +255,7 @@ TEST_CASE("many allocation/free cycles keep objects intact") {
         std::vector<unsigned char> want(o.size);
         spmd::fill_bytes(want.data(), o.size, Gen(o.key, spmd::left(), 5));
         INFO("object of " << o.size << " bytes at heap space " << shmemx_addr_space(o.p));
-        SPMD_REQUIRE_OK(spmd::diff_bytes(o.p, want.data(), o.size));
+        SPMD_REQUIRE_OK(spmd::diff_sym(o.p, want.data(), o.size));
     };
     auto fill_remote = [&](const Obj& o) {
         std::vector<unsigned char> src(o.size);
@@ -290,7 +290,7 @@ TEST_CASE("many allocation/free cycles keep objects intact") {
                 REQUIRE(p != nullptr);
                 std::vector<unsigned char> want(o.size);
                 spmd::fill_bytes(want.data(), o.size, Gen(o.key, spmd::left(), 5));
-                SPMD_REQUIRE_OK(spmd::diff_bytes(p, want.data(), std::min(o.size, size)));
+                SPMD_REQUIRE_OK(spmd::diff_sym(p, want.data(), std::min(o.size, size)));
                 shmem_barrier_all(); // checked before the neighbour refills it
                 break;
             }

@@ -156,8 +156,12 @@ template <class Ops> void rma_ring(unsigned char* raw, int shift) {
     std::vector<T> got_zero = poisoned(4);
     std::vector<T> got_g(g_at.size());
 
-    std::memset(raw, poison, kTotal * sizeof(T));
-    spmd::fill_values(buf + kSrc, 4 * R, Gen(key, me, 0));
+    {
+        // Poison everything, then this PE's source region (buf may be in the device heap).
+        std::vector<unsigned char> init(kTotal * sizeof(T), poison);
+        spmd::fill_values(reinterpret_cast<T*>(init.data()) + kSrc, 4 * R, Gen(key, me, 0));
+        spmd::local_store(raw, init.data(), init.size());
+    }
     shmem_barrier_all();
 
     {
@@ -191,6 +195,9 @@ template <class Ops> void rma_ring(unsigned char* raw, int shift) {
 
     // ---- What arrived here from PE `from` ----
     {
+        // This PE's whole buffer as it is now, read through local_load.
+        const std::vector<unsigned char> now_bytes = spmd::local_bytes(raw, kTotal * sizeof(T));
+        const T* now = reinterpret_cast<const T*>(now_bytes.data());
         std::vector<unsigned char> image(kTotal * sizeof(T), poison);
         T* img = reinterpret_cast<T*>(image.data());
         spmd::fill_values(img + kSrc, 4 * R, Gen(key, me, 0));
@@ -202,27 +209,27 @@ template <class Ops> void rma_ring(unsigned char* raw, int shift) {
                 std::memcpy(static_cast<void*>(img + kIput + ip.off + i * ip.dst), &is[ip.soff + i * ip.sst], sizeof(T));
 
         INFO("put: offset " << put_off << ", " << put_n << " elements");
-        SPMD_REQUIRE_OK(diff_elems(buf + kPut, img + kPut, R, kPut));
+        SPMD_REQUIRE_OK(diff_elems(now + kPut, img + kPut, R, kPut));
         INFO("put_nbi: offset " << nbi_off << ", " << nbi_n << " elements");
-        SPMD_REQUIRE_OK(diff_elems(buf + kPutNbi, img + kPutNbi, R, kPutNbi));
+        SPMD_REQUIRE_OK(diff_elems(now + kPutNbi, img + kPutNbi, R, kPutNbi));
         INFO("iput: offset " << ip.off << ", source offset " << ip.soff << ", dst stride " << ip.dst << ", src stride " << ip.sst << ", " << ip.n
                              << " elements; the last element only sees zero-length operations");
-        SPMD_REQUIRE_OK(diff_elems(buf + kIput, img + kIput, 4 * R, kIput));
+        SPMD_REQUIRE_OK(diff_elems(now + kIput, img + kIput, 4 * R, kIput));
         INFO("source region (nobody writes it)");
-        SPMD_REQUIRE_OK(diff_elems(buf + kSrc, img + kSrc, 4 * R));
+        SPMD_REQUIRE_OK(diff_elems(now + kSrc, img + kSrc, 4 * R));
         if constexpr (has_pg<Ops>) {
             // p transfers a value: compare values (long double padding is not part of the value).
             auto pv = p_vals(from);
             for (std::size_t i = 0; i < R; ++i) {
                 INFO("p: element " << i);
                 if (p_mask >> (i % 64) & 1) {
-                    REQUIRE(buf[kP + i] == pv[i]);
+                    REQUIRE(now[kP + i] == pv[i]);
                 } else {
-                    SPMD_REQUIRE_OK(spmd::check_poison(buf + kP + i, 0, sizeof(T), poison));
+                    SPMD_REQUIRE_OK(spmd::check_poison(now + kP + i, 0, sizeof(T), poison));
                 }
             }
         } else {
-            SPMD_REQUIRE_OK(spmd::check_poison(buf + kP, 0, R * sizeof(T), poison));
+            SPMD_REQUIRE_OK(spmd::check_poison(now + kP, 0, R * sizeof(T), poison));
         }
     }
     // ---- What the gets read from PE `to` ----
@@ -345,10 +352,10 @@ TEST_CASE("putmem/getmem 1 B .. 1 MiB, odd sizes, unaligned offsets") {
             shmem_barrier_all();
             std::memset(expect.data(), poison, expect.size());
             spmd::fill_bytes(expect.data() + doff, size, Gen(key, from, 1));
-            SPMD_REQUIRE_OK(spmd::diff_bytes(buf.get(), expect.data(), buf.size()));
+            SPMD_REQUIRE_OK(spmd::diff_sym(buf.get(), expect.data(), buf.size()));
 
             // get: read bytes at soff of PE `to` into a private buffer at doff.
-            spmd::fill_bytes(buf.get(), buf.size(), Gen(key, spmd::me(), 2));
+            spmd::local_fill_bytes(buf.get(), buf.size(), Gen(key, spmd::me(), 2));
             std::memset(priv.data(), poison, priv.size());
             shmem_barrier_all();
             if (nbi) {
@@ -385,7 +392,7 @@ TEST_CASE("all-to-all puts and gets") {
             recv.poison();
             ids.poison();
             for (int j = 0; j < n; ++j)
-                spmd::fill_bytes(mine.get() + j * kSlot, kSlot, Gen(key, me, j, 2));
+                spmd::local_fill_bytes(mine.get() + j * kSlot, kSlot, Gen(key, me, j, 2));
             shmem_barrier_all();
             std::vector<unsigned char> block(bytes);
             for (int k = 1; k <= n; ++k) {
@@ -404,10 +411,11 @@ TEST_CASE("all-to-all puts and gets") {
 
             std::vector<unsigned char> expect(kSlot * n, poison);
             for (int j = 0; j < n; ++j) spmd::fill_bytes(expect.data() + j * kSlot + off, bytes, Gen(key, j, me, 1));
-            SPMD_REQUIRE_OK(spmd::diff_bytes(recv.get(), expect.data(), expect.size()));
+            SPMD_REQUIRE_OK(spmd::diff_sym(recv.get(), expect.data(), expect.size()));
+            const std::vector<long> got_ids = ids.load_all();
             for (int j = 0; j < n; ++j) {
                 INFO("id written by PE " << j);
-                REQUIRE(ids[j] == 1000L * round + j);
+                REQUIRE(got_ids[j] == 1000L * round + j);
             }
             std::fill(expect.begin(), expect.end(), poison);
             for (int j = 0; j < n; ++j) {
