@@ -21,6 +21,9 @@ std::unique_ptr<Bootstrap> make_singleton();
 
 namespace {
 
+void on_lost_launcher(std::size_t, pmix_status_t, const pmix_proc_t*, pmix_info_t*, std::size_t, pmix_info_t*,
+                      std::size_t, pmix_event_notification_cbfunc_fn_t, void*);
+
 class Pmix final : public Bootstrap {
 public:
     static Result<std::unique_ptr<Bootstrap>> create() {
@@ -33,6 +36,10 @@ public:
                                           PMIx_Error_string(rc)));
         p->initialized_ = true;
         p->kind_ = "pmix";
+        // Losing the launcher (mpirun killed) would leave this PE spinning in
+        // a barrier forever: end it instead.
+        pmix_status_t lost = PMIX_ERR_LOST_CONNECTION;
+        PMIx_Register_event_handler(&lost, 1, nullptr, 0, on_lost_launcher, nullptr, nullptr);
         p->rank_ = static_cast<int>(p->me_.rank);
         pmix_proc_t wild;
         PMIX_LOAD_PROCID(&wild, p->me_.nspace, PMIX_RANK_WILDCARD);
@@ -128,6 +135,12 @@ private:
     bool initialized_ = false;
     unsigned seq_ = 0;
 };
+
+void on_lost_launcher(std::size_t, pmix_status_t, const pmix_proc_t*, pmix_info_t*, std::size_t, pmix_info_t*,
+                      std::size_t, pmix_event_notification_cbfunc_fn_t, void*) {
+    log_detail::emit(LogLevel::Error, "lost the connection to the launcher (mpirun ended?); ending this PE");
+    _exit(1);
+}
 
 bool env_set(const char* n) { return std::getenv(n) != nullptr; }
 

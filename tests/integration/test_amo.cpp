@@ -85,11 +85,13 @@ constexpr std::size_t kCells = 16;
 constexpr std::size_t kSeq = 16; // operations in a sequence on one cell
 constexpr std::size_t kAmoBytes = 4 * kCells * 16;
 
-// Some fetch results land in private memory, some in symmetric memory of this PE.
+// Some fetch results land in private memory, some in symmetric memory of this PE (read back with
+// local_get: it may be in the device heap).
 template <class T> struct FetchSlots {
     std::vector<T> priv;
     T* sym;
     T* at(std::size_t k) { return k % 2 ? sym + k : priv.data() + k; }
+    T value(std::size_t k) { return k % 2 ? spmd::local_get(sym + k) : priv[k]; }
 };
 
 template <class Ops> void amo_extended(unsigned char* raw, int shift) {
@@ -102,8 +104,7 @@ template <class Ops> void amo_extended(unsigned char* raw, int shift) {
     auto ops = [&](int pe) { return amo_values<T>(kCells, Gen(key, pe, 1)); };
 
     {
-        auto mine = init(me);
-        std::copy(mine.begin(), mine.end(), c);
+        spmd::local_write(c, init(me));
     }
     shmem_barrier_all();
     {
@@ -118,11 +119,11 @@ template <class Ops> void amo_extended(unsigned char* raw, int shift) {
         for (std::size_t k = 5; k < kCells; ++k) Ops::fetch_nbi(f.at(k), c + k, to);
         shmem_quiet();
         INFO("shmem_*_atomic_fetch_nbi / swap_nbi after shmem_quiet");
-        REQUIRE(*f.at(3) == peer[3]);
-        REQUIRE(*f.at(4) == peer[4]);
+        REQUIRE(f.value(3) == peer[3]);
+        REQUIRE(f.value(4) == peer[4]);
         for (std::size_t k = 5; k < kCells; ++k) {
             INFO("fetch_nbi of cell " << k);
-            REQUIRE(*f.at(k) == peer[k]);
+            REQUIRE(f.value(k) == peer[k]);
         }
     }
     shmem_barrier_all();
@@ -131,9 +132,10 @@ template <class Ops> void amo_extended(unsigned char* raw, int shift) {
         mine[1] = op[1];
         mine[2] = op[2];
         mine[4] = op[4];
+        const auto now = spmd::local_read(c, kCells);
         for (std::size_t k = 0; k < kCells; ++k) {
             INFO("cell " << k << " after set (1), swap (2), swap_nbi (4); the others unchanged");
-            REQUIRE(c[k] == mine[k]);
+            REQUIRE(now[k] == mine[k]);
         }
     }
 }
@@ -154,8 +156,7 @@ template <class Ops> void amo_standard(unsigned char* raw, int shift) {
     };
 
     {
-        auto mine = init(me);
-        std::copy(mine.begin(), mine.end(), c);
+        spmd::local_write(c, init(me));
     }
     shmem_barrier_all();
     {
@@ -186,10 +187,10 @@ template <class Ops> void amo_standard(unsigned char* raw, int shift) {
         for (std::size_t k = 0; k < kSeq; ++k) Ops::inc(c + 13, to);
         shmem_quiet();
         INFO("compare_swap_nbi (match), compare_swap_nbi (no match), fetch_inc_nbi, fetch_add_nbi after quiet");
-        REQUIRE(*f.at(6) == peer[6]);
-        REQUIRE(*f.at(7) == peer[7]);
-        REQUIRE(*f.at(8) == peer[8]);
-        REQUIRE(*f.at(9) == peer[9]);
+        REQUIRE(f.value(6) == peer[6]);
+        REQUIRE(f.value(7) == peer[7]);
+        REQUIRE(f.value(8) == peer[8]);
+        REQUIRE(f.value(9) == peer[9]);
         // Unordered among themselves, the nbi tickets are exactly peer[11] .. peer[11]+15.
         std::vector<T> want(kSeq);
         for (std::size_t k = 0; k < kSeq; ++k) want[k] = plus<T>(peer[11], static_cast<T>(k));
@@ -218,10 +219,11 @@ template <class Ops> void amo_standard(unsigned char* raw, int shift) {
         }
         want[11] = plus<T>(want[11], static_cast<T>(kSeq));
         want[13] = plus<T>(want[13], static_cast<T>(kSeq));
+        const auto now = spmd::local_read(c, kCells);
         for (std::size_t k = 0; k < kCells; ++k) {
             INFO("cell " << k << " (0 cas, 1 cas no match, 2 fetch_inc, 3 inc, 4 fetch_add, 5 add, 6-9 nbi, "
                                  "10-13 sequences, 14-15 untouched)");
-            REQUIRE(c[k] == want[k]);
+            REQUIRE(now[k] == want[k]);
         }
     }
 }
@@ -236,8 +238,7 @@ template <class Ops> void amo_bitwise(unsigned char* raw, int shift) {
     auto masks = [&](int pe) { return spmd::make_values<T>(kCells + kSeq, Gen(key, pe, 1)); };
 
     {
-        auto mine = init(me);
-        std::copy(mine.begin(), mine.end(), c);
+        spmd::local_write(c, init(me));
     }
     shmem_barrier_all();
     {
@@ -265,9 +266,9 @@ template <class Ops> void amo_bitwise(unsigned char* raw, int shift) {
         }
         shmem_quiet();
         INFO("fetching nbi forms after quiet");
-        REQUIRE(*f.at(6) == peer[6]);
-        REQUIRE(*f.at(7) == peer[7]);
-        REQUIRE(*f.at(8) == peer[8]);
+        REQUIRE(f.value(6) == peer[6]);
+        REQUIRE(f.value(7) == peer[7]);
+        REQUIRE(f.value(8) == peer[8]);
         REQUIRE(Ops::fetch(c + 9, to) == v);
     }
     shmem_barrier_all();
@@ -291,9 +292,10 @@ template <class Ops> void amo_bitwise(unsigned char* raw, int shift) {
             case 2: want[9] ^= mk; break;
             }
         }
+        const auto now = spmd::local_read(c, kCells);
         for (std::size_t k = 0; k < kCells; ++k) {
             INFO("cell " << k << " (0-1 and, 2-3 or, 4-5 xor, 6-8 nbi, 9 sequence, 10-15 untouched)");
-            REQUIRE(c[k] == want[k]);
+            REQUIRE(now[k] == want[k]);
         }
     }
 }
@@ -364,34 +366,31 @@ template <class Ops> void contention_counters(Space s, int owner, std::size_t pe
     const T init_c = static_cast<T>(g.range(0, 1000000));
     spmd::SymArray<T> cnt(s, 3);
     spmd::SymArray<T> gathered(s, 2 * per_pe * n); // [pe][ticket] for counter a, then counter b
-    if (me == owner) {
-        cnt[0] = init_a;
-        cnt[1] = init_b;
-        cnt[2] = init_c;
-    }
+    if (me == owner) spmd::local_write(cnt.get(), std::vector<T>{init_a, init_b, init_c});
     shmem_barrier_all();
     std::vector<T> a(per_pe), b(per_pe);
     for (std::size_t i = 0; i < per_pe; ++i) {
-        a[i] = Ops::fetch_inc(&cnt[0], owner);
-        b[i] = Ops::fetch_add(&cnt[1], static_cast<T>(me + 1), owner);
-        if (i % 2) Ops::inc(&cnt[2], owner);
-        else Ops::add(&cnt[2], static_cast<T>(2), owner);
+        a[i] = Ops::fetch_inc(cnt.at(0), owner);
+        b[i] = Ops::fetch_add(cnt.at(1), static_cast<T>(me + 1), owner);
+        if (i % 2) Ops::inc(cnt.at(2), owner);
+        else Ops::add(cnt.at(2), static_cast<T>(2), owner);
     }
-    shmem_putmem(&gathered[me * per_pe], a.data(), per_pe * sizeof(T), owner);
-    shmem_putmem(&gathered[(n + me) * per_pe], b.data(), per_pe * sizeof(T), owner);
+    shmem_putmem(gathered.at(me * per_pe), a.data(), per_pe * sizeof(T), owner);
+    shmem_putmem(gathered.at((n + me) * per_pe), b.data(), per_pe * sizeof(T), owner);
     shmem_barrier_all();
     if (me == owner) {
         const std::size_t total = per_pe * n;
-        REQUIRE(cnt[0] == static_cast<T>(init_a + total));
-        REQUIRE(cnt[1] == static_cast<T>(init_b + per_pe * (n * (n + 1) / 2)));
-        REQUIRE(cnt[2] == static_cast<T>(init_c + n * (per_pe / 2 + 2 * (per_pe - per_pe / 2))));
-        std::vector<T> t(gathered.get(), gathered.get() + total);
+        const std::vector<T> counters = cnt.load_all(), all = gathered.load_all();
+        REQUIRE(counters[0] == static_cast<T>(init_a + total));
+        REQUIRE(counters[1] == static_cast<T>(init_b + per_pe * (n * (n + 1) / 2)));
+        REQUIRE(counters[2] == static_cast<T>(init_c + n * (per_pe / 2 + 2 * (per_pe - per_pe / 2))));
+        std::vector<T> t(all.begin(), all.begin() + total);
         std::sort(t.begin(), t.end());
         for (std::size_t i = 0; i < total; ++i) {
             INFO("fetch_inc tickets must be init.." << total - 1 << "+init, each once; position " << i);
             REQUIRE(t[i] == static_cast<T>(init_a + i));
         }
-        std::vector<T> u(gathered.get() + total, gathered.get() + 2 * total);
+        std::vector<T> u(all.begin() + total, all.begin() + 2 * total);
         std::sort(u.begin(), u.end());
         INFO("fetch_add results must be distinct");
         REQUIRE(std::adjacent_find(u.begin(), u.end()) == u.end());
@@ -433,17 +432,18 @@ template <class Ops> void contention_compare_swap(Space s) {
     spmd::SymArray<T> cells(s, kRaces);
     spmd::SymArray<T> seen(s, kRaces * n); // [pe][race]: what each PE's compare_swap returned
     for (std::size_t r = 0; r < kRaces; ++r)
-        if (static_cast<int>(r % n) == me) cells[r] = init[r];
+        if (static_cast<int>(r % n) == me) cells.store(r, init[r]);
     shmem_barrier_all();
     std::vector<T> mine(kRaces);
     for (std::size_t r = 0; r < kRaces; ++r)
-        mine[r] = Ops::compare_swap(&cells[r], init[r], static_cast<T>(init[r] + me + 1), static_cast<int>(r % n));
-    for (int j = 0; j < n; ++j) shmem_putmem(&seen[me * kRaces], mine.data(), kRaces * sizeof(T), j);
+        mine[r] = Ops::compare_swap(cells.at(r), init[r], static_cast<T>(init[r] + me + 1), static_cast<int>(r % n));
+    for (int j = 0; j < n; ++j) shmem_putmem(seen.at(me * kRaces), mine.data(), kRaces * sizeof(T), j);
     shmem_barrier_all();
+    const std::vector<T> all_seen = seen.load_all();
     for (std::size_t r = 0; r < kRaces; ++r) {
         int winners = 0, winner = -1;
         for (int p = 0; p < n; ++p)
-            if (seen[p * kRaces + r] == init[r]) {
+            if (all_seen[p * kRaces + r] == init[r]) {
                 ++winners;
                 winner = p;
             }
@@ -452,9 +452,9 @@ template <class Ops> void contention_compare_swap(Space s) {
         const T won = static_cast<T>(init[r] + winner + 1);
         for (int p = 0; p < n; ++p) {
             INFO("PE " << p << " lost and must have seen the winner's value");
-            if (p != winner) REQUIRE(seen[p * kRaces + r] == won);
+            if (p != winner) REQUIRE(all_seen[p * kRaces + r] == won);
         }
-        REQUIRE(Ops::fetch(&cells[r], static_cast<int>(r % n)) == won);
+        REQUIRE(Ops::fetch(cells.at(r), static_cast<int>(r % n)) == won);
     }
     shmem_barrier_all();
 }
@@ -481,7 +481,7 @@ template <class Ops> void contention_bitwise(Space s, int owner) {
     const auto init = spmd::make_values<T>(3, Gen(key, 1000));
     auto masks = [&](int pe) { return spmd::make_values<T>(3 * kMasks, Gen(key, pe)); };
     spmd::SymArray<T> cells(s, 3);
-    if (me == owner) std::copy(init.begin(), init.end(), cells.get());
+    if (me == owner) spmd::local_write(cells.get(), init);
     shmem_barrier_all();
     {
         const auto m = masks(me);
@@ -493,19 +493,19 @@ template <class Ops> void contention_bitwise(Space s, int owner) {
             const T xm = m[2 * kMasks + k];
             switch (k % 3) {
             case 0:
-                Ops::and_(&cells[0], am, owner);
-                Ops::or_(&cells[1], om, owner);
-                Ops::xor_(&cells[2], xm, owner);
+                Ops::and_(cells.at(0), am, owner);
+                Ops::or_(cells.at(1), om, owner);
+                Ops::xor_(cells.at(2), xm, owner);
                 break;
             case 1:
-                fetched[k] = Ops::fetch_and(&cells[0], am, owner);
-                fetched[kMasks + k] = Ops::fetch_or(&cells[1], om, owner);
-                fetched[2 * kMasks + k] = Ops::fetch_xor(&cells[2], xm, owner);
+                fetched[k] = Ops::fetch_and(cells.at(0), am, owner);
+                fetched[kMasks + k] = Ops::fetch_or(cells.at(1), om, owner);
+                fetched[2 * kMasks + k] = Ops::fetch_xor(cells.at(2), xm, owner);
                 break;
             case 2:
-                Ops::fetch_and_nbi(&fetched[k], &cells[0], am, owner);
-                Ops::fetch_or_nbi(&fetched[kMasks + k], &cells[1], om, owner);
-                Ops::fetch_xor_nbi(&fetched[2 * kMasks + k], &cells[2], xm, owner);
+                Ops::fetch_and_nbi(&fetched[k], cells.at(0), am, owner);
+                Ops::fetch_or_nbi(&fetched[kMasks + k], cells.at(1), om, owner);
+                Ops::fetch_xor_nbi(&fetched[2 * kMasks + k], cells.at(2), xm, owner);
                 break;
             }
         }
@@ -522,9 +522,9 @@ template <class Ops> void contention_bitwise(Space s, int owner) {
         }
     }
     INFO("and, or, xor folds of every PE's masks on PE " << owner);
-    REQUIRE(Ops::fetch(&cells[0], owner) == want_and);
-    REQUIRE(Ops::fetch(&cells[1], owner) == want_or);
-    REQUIRE(Ops::fetch(&cells[2], owner) == want_xor);
+    REQUIRE(Ops::fetch(cells.at(0), owner) == want_and);
+    REQUIRE(Ops::fetch(cells.at(1), owner) == want_or);
+    REQUIRE(Ops::fetch(cells.at(2), owner) == want_xor);
     shmem_barrier_all();
 }
 
@@ -553,29 +553,28 @@ template <class Ops> void float_specials(Space s) {
     auto bits_equal = [](T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; };
     const int to = spmd::right();
     spmd::SymArray<T> cell(s, 2);
-    cell[0] = T(7);
-    cell[1] = T(7);
+    spmd::local_write(cell.get(), std::vector<T>{T(7), T(7)});
     shmem_barrier_all();
     T prev = T(7);
     for (std::size_t i = 0; i < kN; ++i) {
         INFO("special value #" << i << " (" << specials[i] << ")");
-        Ops::set(&cell[0], specials[i], to);
-        T got = Ops::fetch(&cell[0], to);
+        Ops::set(cell.at(0), specials[i], to);
+        T got = Ops::fetch(cell.at(0), to);
         REQUIRE(bits_equal(got, specials[i]));
-        got = Ops::swap(&cell[1], specials[i], to);
+        got = Ops::swap(cell.at(1), specials[i], to);
         REQUIRE(bits_equal(got, prev));
         T f1{}, f2{};
-        Ops::fetch_nbi(&f1, &cell[1], to);
+        Ops::fetch_nbi(&f1, cell.at(1), to);
         shmem_quiet();
         REQUIRE(bits_equal(f1, specials[i]));
-        Ops::swap_nbi(&f2, &cell[1], specials[i], to);
+        Ops::swap_nbi(&f2, cell.at(1), specials[i], to);
         shmem_quiet();
         REQUIRE(bits_equal(f2, specials[i]));
         prev = specials[i];
     }
     shmem_barrier_all();
     INFO("the last value swapped in by the left neighbour");
-    REQUIRE(bits_equal(cell[1], specials[kN - 1]));
+    REQUIRE(bits_equal(cell.load(1), specials[kN - 1]));
     shmem_barrier_all();
 }
 

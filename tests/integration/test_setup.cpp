@@ -151,12 +151,14 @@ TEST_CASE("shmem_addr_accessible: symmetric yes, private no") {
 // PE's own copy got every PE's value: the pointer really aliases the peer's object. With
 // may_be_null (the device heap: a GPU's memory may not be load/store accessible from the CPU, and
 // VKSHMEM_DEVICE_ROUTE=bar|copy says so on lavapipe too) shmem_ptr may answer NULL, and the slot
-// is then written with a put; any pointer it does return must alias.
+// is then written with a put; any pointer it does return must alias. The device heap may have no
+// CPU mapping at all (copy), so this PE's own copy is initialized and read through
+// local_store/local_load, never through `obj` itself.
 void ptr_aliases(long* obj, const char* what, bool may_be_null = false) {
     const int n = spmd::npes(), me = spmd::me();
     const std::uint64_t key = spmd::shared_key();
     auto value = [&](int writer, int owner) { return static_cast<long>(spmd::mix(key ^ (writer * 131 + owner)) >> 2); };
-    for (int i = 0; i < n; ++i) obj[i] = -1;
+    spmd::local_write(obj, std::vector<long>(static_cast<std::size_t>(n), -1L));
     shmem_barrier_all();
     INFO(what);
     for (int pe = 0; pe < n; ++pe) {
@@ -168,9 +170,10 @@ void ptr_aliases(long* obj, const char* what, bool may_be_null = false) {
         else shmem_long_p(obj + me, value(me, pe), pe);
     }
     shmem_barrier_all();
+    const std::vector<long> mine = spmd::local_read(obj, static_cast<std::size_t>(n));
     for (int w = 0; w < n; ++w) {
         INFO("slot written by PE " << w);
-        REQUIRE(obj[w] == value(w, me));
+        REQUIRE(mine[w] == value(w, me));
     }
     // Reads through the pointer see the peer's memory as shmem_long_g does.
     for (int pe = 0; pe < n; ++pe) {

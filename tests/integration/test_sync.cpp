@@ -221,9 +221,15 @@ template <class Ops> void wait_family(typename Ops::type* vars) {
     };
 
     // ---- Phase 1: nothing satisfied yet ----
-    for (std::size_t i = 0; i < kSingles; ++i) vars[i] = my_singles[i].c.unsat;
-    for (std::size_t gi = 0; gi < kGroups; ++gi)
-        for (std::size_t i = 0; i < kG; ++i) gvars[gi * kG + i] = my_groups[gi].init[i];
+    // The variables may be in the device heap: written and read back through local_store/load;
+    // only the wait/test routines look at them directly.
+    {
+        std::vector<T> init(kVars);
+        for (std::size_t i = 0; i < kSingles; ++i) init[i] = my_singles[i].c.unsat;
+        for (std::size_t gi = 0; gi < kGroups; ++gi)
+            for (std::size_t i = 0; i < kG; ++i) init[kSingles + gi * kG + i] = my_groups[gi].init[i];
+        spmd::local_write(vars, init);
+    }
     for (std::size_t i = 0; i < kSingles; ++i) {
         INFO("test, " << cmp_name(my_singles[i].cmp) << " before the write");
         REQUIRE(Ops::test(vars + i, my_singles[i].cmp, my_singles[i].c.value) == 0);
@@ -261,8 +267,9 @@ template <class Ops> void wait_family(typename Ops::type* vars) {
         const Single<T>& s = my_singles[i];
         INFO("wait_until, " << cmp_name(s.cmp));
         Ops::wait_until(vars + i, s.cmp, s.c.value);
-        REQUIRE(satisfies(vars[i], s.cmp, s.c.value));
-        REQUIRE(vars[i] == s.c.sat);
+        const T now = spmd::local_get(vars + i);
+        REQUIRE(satisfies(now, s.cmp, s.c.value));
+        REQUIRE(now == s.c.sat);
     }
     for (std::size_t gi = 0; gi < kGroups; ++gi) {
         const Group<T>& gr = my_groups[gi];
@@ -272,9 +279,10 @@ template <class Ops> void wait_family(typename Ops::type* vars) {
         case kAll:
             if (gr.vec) Ops::wait_until_all_vector(iv, kG, gr.st(), gr.cmp, gr.values);
             else Ops::wait_until_all(iv, kG, gr.st(), gr.cmp, gr.values[0]);
+            const auto now = spmd::local_read(iv, kG);
             for (std::size_t i = 0; i < kG; ++i) {
                 INFO("variable " << i);
-                if (gr.status[i] == 0 || gr.null_status) REQUIRE(iv[i] == gr.sat[i]);
+                if (gr.status[i] == 0 || gr.null_status) REQUIRE(now[i] == gr.sat[i]);
             }
             break;
         case kAny: {
@@ -283,7 +291,7 @@ template <class Ops> void wait_family(typename Ops::type* vars) {
             INFO("returned index " << r);
             REQUIRE(r < kG);
             REQUIRE(gr.write[r]);
-            REQUIRE(iv[r] == gr.sat[r]);
+            REQUIRE(spmd::local_get(iv + r) == gr.sat[r]);
             break;
         }
         case kSome: {
@@ -352,10 +360,10 @@ template <class Ops> void empty_sets(typename Ops::type* vars) {
     int all_excluded[kG];
     std::size_t ix[kG];
     for (std::size_t i = 0; i < kG; ++i) {
-        vars[i] = static_cast<T>(1); // 1 != 42: unsatisfied for EQ
         values[i] = v;
         all_excluded[i] = 1;
     }
+    spmd::local_write(vars, std::vector<T>(kG, static_cast<T>(1))); // 1 != 42: unsatisfied for EQ
     const int c = SHMEM_CMP_EQ;
     INFO("nelems == 0");
     REQUIRE(Ops::test_all(vars, 0, nullptr, c, v) == 1);
@@ -384,7 +392,7 @@ template <class Ops> void empty_sets(typename Ops::type* vars) {
     REQUIRE(Ops::wait_until_some(vars, kG, ix, all_excluded, c, v) == 0);
     REQUIRE(Ops::wait_until_some_vector(vars, kG, ix, all_excluded, c, values) == 0);
     INFO("only satisfied variables excluded: nothing to report");
-    vars[3] = v;
+    spmd::local_set(vars + 3, v);
     int only3[kG] = {0, 0, 0, 1, 0, 0, 0, 0};
     REQUIRE(Ops::test_any(vars, kG, only3, c, v) == SIZE_MAX);
     REQUIRE(Ops::test_some(vars, kG, ix, only3, c, v) == 0);
@@ -430,19 +438,19 @@ TEST_CASE("wait_until blocks until a late write arrives") {
             Gen g(spmd::shared_key());
             std::vector<CmpCase<long>> cases;
             for (int c : kCmps) cases.push_back(make_case(c, sync_threshold<long>(g), g));
-            for (std::size_t i = 0; i < 6; ++i) flags[i] = cases[i].unsat;
+            for (std::size_t i = 0; i < 6; ++i) flags.store(i, cases[i].unsat);
             shmem_barrier_all();
             if (me == sender) {
                 for (std::size_t i = 0; i < 6; ++i) {
                     if (sender != receiver) std::this_thread::sleep_for(std::chrono::milliseconds(3));
-                    shmem_long_atomic_set(&flags[i], cases[i].sat, receiver);
+                    shmem_long_atomic_set(flags.at(i), cases[i].sat, receiver);
                 }
             }
             if (me == receiver) {
                 for (std::size_t i = 0; i < 6; ++i) {
                     INFO("round " << round << ", " << cmp_name(kCmps[i]));
-                    shmem_long_wait_until(&flags[i], kCmps[i], cases[i].value);
-                    REQUIRE(flags[i] == cases[i].sat);
+                    shmem_long_wait_until(flags.at(i), kCmps[i], cases[i].value);
+                    REQUIRE(flags.load(i) == cases[i].sat);
                 }
             }
             shmem_barrier_all();
@@ -459,14 +467,14 @@ TEST_CASE("barrier_all and sync_all: write, synchronize, read, many rounds") {
     spmd::for_each_space([&](Space s) {
         spmd::SymArray<int> slots(s, 2 * n);
         spmd::SymArray<unsigned char> bulk(s, 2 * 4096 * n);
-        for (int i = 0; i < 2 * n; ++i) slots[i] = -1;
+        spmd::local_write(slots.get(), std::vector<int>(2 * n, -1));
         shmem_barrier_all();
         for (int r = 0; r < kRounds; ++r) {
             const int bank = r % 2;
             const bool use_sync = r % 3 == 2;
             for (int k = 1; k <= n; ++k) {
                 const int j = (me + k) % n;
-                shmem_int_p(&slots[bank * n + me], r * 1000 + me, j);
+                shmem_int_p(slots.at(bank * n + me), r * 1000 + me, j);
                 if (r % 10 == 0) {
                     // A larger nbi put: barrier_all must complete it (sync_all rounds quiet first).
                     std::vector<unsigned char> data(4096, static_cast<unsigned char>(r + me));
@@ -479,13 +487,14 @@ TEST_CASE("barrier_all and sync_all: write, synchronize, read, many rounds") {
             } else {
                 shmem_barrier_all();
             }
+            const std::vector<int> now = spmd::local_read(slots.at(bank * n), n);
             for (int j = 0; j < n; ++j) {
                 INFO("round " << r << " (" << (use_sync ? "quiet + sync_all" : "barrier_all") << "), slot of PE "
                               << j);
-                REQUIRE(slots[bank * n + j] == r * 1000 + j);
+                REQUIRE(now[j] == r * 1000 + j);
                 if (r % 10 == 0) {
                     std::vector<unsigned char> want(4096, static_cast<unsigned char>(r + j));
-                    SPMD_REQUIRE_OK(spmd::diff_bytes(bulk.get() + (bank * n + j) * 4096, want.data(), 4096));
+                    SPMD_REQUIRE_OK(spmd::diff_sym(bulk.get() + (bank * n + j) * 4096, want.data(), 4096));
                 }
             }
         }
@@ -502,14 +511,13 @@ TEST_CASE("fence orders data before the flag; quiet completes puts and nbi gets"
     spmd::for_each_space([&](Space s) {
         spmd::SymArray<unsigned char> data(s, kBytes);
         spmd::SymArray<long> flag(s, 2); // [0]: data ready (from the left), [1]: ack (from the right)
-        flag[0] = 0;
-        flag[1] = 0;
+        spmd::local_write(flag.get(), std::vector<long>{0, 0});
         const std::uint64_t key = spmd::shared_key();
         std::vector<unsigned char> src(kBytes), want(kBytes);
         shmem_barrier_all();
         for (long r = 1; r <= kRounds; ++r) {
             // Sender half: wait until the right neighbour consumed round r-1, then send round r.
-            shmem_long_wait_until(&flag[1], SHMEM_CMP_GE, r - 1);
+            shmem_long_wait_until(flag.at(1), SHMEM_CMP_GE, r - 1);
             spmd::fill_bytes(src.data(), kBytes, Gen(key, me, r));
             const int mode = static_cast<int>(r % 4);
             switch (mode) {
@@ -524,24 +532,24 @@ TEST_CASE("fence orders data before the flag; quiet completes puts and nbi gets"
             }
             if (r % 2) {
                 shmem_fence();
-                shmem_long_p(&flag[0], r, to);
+                shmem_long_p(flag.at(0), r, to);
             } else {
                 shmem_quiet();
-                shmem_long_atomic_set(&flag[0], r, to);
+                shmem_long_atomic_set(flag.at(0), r, to);
             }
             // Receiver half.
-            shmem_long_wait_until(&flag[0], SHMEM_CMP_EQ, r);
+            shmem_long_wait_until(flag.at(0), SHMEM_CMP_EQ, r);
             spmd::fill_bytes(want.data(), kBytes, Gen(key, from, r));
             INFO("round " << r << ": data put (mode " << mode << ") before the flag, "
                           << (r % 2 ? "fence + p" : "quiet + atomic_set"));
-            SPMD_REQUIRE_OK(spmd::diff_bytes(data.get(), want.data(), kBytes));
-            shmem_long_atomic_set(&flag[1], r, from);
+            SPMD_REQUIRE_OK(spmd::diff_sym(data.get(), want.data(), kBytes));
+            shmem_long_atomic_set(flag.at(1), r, from);
         }
-        shmem_long_wait_until(&flag[1], SHMEM_CMP_EQ, kRounds);
+        shmem_long_wait_until(flag.at(1), SHMEM_CMP_EQ, kRounds);
         shmem_barrier_all();
 
         // quiet completes nbi gets: read the right neighbour's data without a barrier.
-        spmd::fill_bytes(data.get(), kBytes, Gen(key, me, 99));
+        spmd::local_fill_bytes(data.get(), kBytes, Gen(key, me, 99));
         shmem_barrier_all();
         std::vector<unsigned char> got(kBytes, spmd::poison_byte());
         shmem_getmem_nbi(got.data(), data.get(), kBytes, to);
