@@ -332,29 +332,40 @@ template <class T> void atomic_xor(T* dest, T value, int pe, const char* call) {
 
 // Every route that exists today completes an AMO before returning, so the
 // fetching nbi forms deliver *fetch at once (and so by the next quiet).
+// `fetch` may itself be symmetric memory the CPU cannot store to (a GPU's
+// device heap): then the value goes there like a put to this PE.
+namespace detail {
+template <class T> void deliver(T* fetch, T value, const char* call) {
+    if (unmapped(fetch)) [[unlikely]] {
+        vkshmem::api::put(fetch, &value, 1, g_state.my_pe, call);
+        return;
+    }
+    *fetch = value;
+}
+} // namespace detail
 template <class T> void atomic_fetch_nbi(T* fetch, const T* source, int pe, const char* call) {
-    *fetch = atomic_fetch(source, pe, call);
+    detail::deliver(fetch, atomic_fetch(source, pe, call), call);
 }
 template <class T> void atomic_swap_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
-    *fetch = atomic_swap(dest, value, pe, call);
+    detail::deliver(fetch, atomic_swap(dest, value, pe, call), call);
 }
 template <class T> void atomic_compare_swap_nbi(T* fetch, T* dest, T cond, T value, int pe, const char* call) {
-    *fetch = atomic_compare_swap(dest, cond, value, pe, call);
+    detail::deliver(fetch, atomic_compare_swap(dest, cond, value, pe, call), call);
 }
 template <class T> void atomic_fetch_inc_nbi(T* fetch, T* dest, int pe, const char* call) {
-    *fetch = atomic_fetch_inc(dest, pe, call);
+    detail::deliver(fetch, atomic_fetch_inc(dest, pe, call), call);
 }
 template <class T> void atomic_fetch_add_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
-    *fetch = atomic_fetch_add(dest, value, pe, call);
+    detail::deliver(fetch, atomic_fetch_add(dest, value, pe, call), call);
 }
 template <class T> void atomic_fetch_and_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
-    *fetch = atomic_fetch_and(dest, value, pe, call);
+    detail::deliver(fetch, atomic_fetch_and(dest, value, pe, call), call);
 }
 template <class T> void atomic_fetch_or_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
-    *fetch = atomic_fetch_or(dest, value, pe, call);
+    detail::deliver(fetch, atomic_fetch_or(dest, value, pe, call), call);
 }
 template <class T> void atomic_fetch_xor_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
-    *fetch = atomic_fetch_xor(dest, value, pe, call);
+    detail::deliver(fetch, atomic_fetch_xor(dest, value, pe, call), call);
 }
 
 // ---- Point-to-point synchronization -------------------------------------------------

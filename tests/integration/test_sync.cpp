@@ -276,7 +276,7 @@ template <class Ops> void wait_family(typename Ops::type* vars) {
         T* iv = gvars + gi * kG;
         INFO("wait_until" << describe(gr));
         switch (gr.kind) {
-        case kAll:
+        case kAll: {
             if (gr.vec) Ops::wait_until_all_vector(iv, kG, gr.st(), gr.cmp, gr.values);
             else Ops::wait_until_all(iv, kG, gr.st(), gr.cmp, gr.values[0]);
             const auto now = spmd::local_read(iv, kG);
@@ -285,6 +285,7 @@ template <class Ops> void wait_family(typename Ops::type* vars) {
                 if (gr.status[i] == 0 || gr.null_status) REQUIRE(now[i] == gr.sat[i]);
             }
             break;
+        }
         case kAny: {
             std::size_t r = gr.vec ? Ops::wait_until_any_vector(iv, kG, gr.st(), gr.cmp, gr.values)
                                    : Ops::wait_until_any(iv, kG, gr.st(), gr.cmp, gr.values[0]);
