@@ -54,7 +54,35 @@ void bad_cmp(int cmp, const char* call) {
     fatal(call, "comparison {} is not one of SHMEM_CMP_EQ, NE, GT, GE, LT, LE (0..5)", cmp);
 }
 
+namespace {
+// A local buffer (put source, get destination) inside this PE's own device
+// heap that the CPU cannot map: its Vulkan memory and offset, else null.
+const DeviceMemory* unmapped_local(const void* p, std::size_t* off) {
+    if (!g_state.local_unmapped) return nullptr;
+    const int s = space_of(p);
+    if (s < 0 || g_state.space[s].route[g_state.my_pe] != Route::None) return nullptr;
+    *off = reinterpret_cast<std::uintptr_t>(p) - g_state.space[s].lo;
+    return g_runtime->memory().device_memory(g_state.my_pe, static_cast<Space>(s));
+}
+} // namespace
+
 void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call) {
+    VulkanDevice* dev = g_runtime ? g_runtime->device() : nullptr;
+    std::size_t src_off = 0;
+    if (const DeviceMemory* src_mem = unmapped_local(src, &src_off)) {
+        if (const DeviceMemory* m = device_side(t, pe)) {
+            // Device heap to device heap: one copy on the device.
+            if (auto r = dev->copy(*m, t.offset, *src_mem, src_off, n); !r) fatal(call, "{}", r.error().message);
+            return;
+        }
+        if (t.route == Route::None) unreachable(t, pe, call);
+        if (auto r = dev->read(t.ptr, *src_mem, src_off, n); !r) fatal(call, "{}", r.error().message);
+        return;
+    }
+    if (t.route == Route::Direct) {
+        std::memcpy(t.ptr, src, n);
+        return;
+    }
     if (t.route == Route::BarWrite && n <= g_state.bar_put_max) {
         // Small puts into a GPU's device heap: CPU stores through the BAR
         // mapping, no queue submission (DESIGN §1).
@@ -63,14 +91,29 @@ void put_slow(const Target& t, const void* src, std::size_t n, int pe, const cha
     }
     const DeviceMemory* m = device_side(t, pe);
     if (!m) unreachable(t, pe, call);
-    if (auto r = g_runtime->device()->write(*m, t.offset, src, n); !r) fatal(call, "{}", r.error().message);
+    if (auto r = dev->write(*m, t.offset, src, n); !r) fatal(call, "{}", r.error().message);
 }
 
 void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call) {
+    VulkanDevice* dev = g_runtime ? g_runtime->device() : nullptr;
+    std::size_t dst_off = 0;
+    if (const DeviceMemory* dst_mem = unmapped_local(dst, &dst_off)) {
+        if (const DeviceMemory* m = device_side(t, pe)) {
+            if (auto r = dev->copy(*dst_mem, dst_off, *m, t.offset, n); !r) fatal(call, "{}", r.error().message);
+            return;
+        }
+        if (t.route != Route::Direct) unreachable(t, pe, call);
+        if (auto r = dev->write(*dst_mem, dst_off, t.ptr, n); !r) fatal(call, "{}", r.error().message);
+        return;
+    }
+    if (t.route == Route::Direct) {
+        std::memcpy(dst, t.ptr, n);
+        return;
+    }
     // The CPU never reads a BAR: even a one-element get goes through a copy.
     const DeviceMemory* m = device_side(t, pe);
     if (!m) unreachable(t, pe, call);
-    if (auto r = g_runtime->device()->read(dst, *m, t.offset, n); !r) fatal(call, "{}", r.error().message);
+    if (auto r = dev->read(dst, *m, t.offset, n); !r) fatal(call, "{}", r.error().message);
 }
 
 std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,

@@ -39,7 +39,7 @@ inline Target target(const void* addr, std::size_t len, int pe, const char* call
     return {base ? base + off : nullptr, s, off, v.route[pe]};
 }
 
-// Routes other than Direct (slow_path.cpp).
+// Routes other than Direct, and local buffers in unmapped memory (slow_path.cpp).
 void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call);
 void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call);
 enum class AmoOp : std::uint8_t { Fetch, Set, Swap, CompareSwap, Add, And, Or, Xor };
@@ -223,7 +223,7 @@ std::size_t wait_some(T* ivars, std::size_t n, std::size_t* indices, const int* 
 template <class T> void put(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
     const std::size_t n = nelems * sizeof(T);
     detail::Target t = detail::target(dest, n, pe, call);
-    if (t.route == Route::Direct) [[likely]] {
+    if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
         detail::copy_bytes(t.ptr, source, n);
         return;
     }
@@ -233,7 +233,7 @@ template <class T> void put(T* dest, const T* source, std::size_t nelems, int pe
 template <class T> void get(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
     const std::size_t n = nelems * sizeof(T);
     detail::Target t = detail::target(source, n, pe, call);
-    if (t.route == Route::Direct) [[likely]] {
+    if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
         detail::copy_bytes(dest, t.ptr, n);
         return;
     }

@@ -225,7 +225,7 @@ void Runtime::copy_within(Space s, void* dst, const void* src, std::size_t n, co
     const DeviceMemory* m = memory_->device_memory(g_state.my_pe, s);
     auto off = [&](const void* p) { return reinterpret_cast<std::uintptr_t>(p) - g_state.space[s].lo; };
     if (!m) fatal(call, "the {} heap is neither mapped nor device memory", s == kHostHeap ? "host" : "device");
-    if (auto r = device_->copy_within(*m, off(dst), off(src), n); !r) fatal(call, "{}", r.error().message);
+    if (auto r = device_->copy(*m, off(dst), *m, off(src), n); !r) fatal(call, "{}", r.error().message);
 }
 
 void Runtime::release(void* p, const char* call) {

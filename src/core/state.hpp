@@ -32,6 +32,9 @@ struct FastState {
     bool checks = false;            // VKSHMEM_ERROR_CHECKS
     std::size_t bar_put_max = 0;    // VKSHMEM_BAR_PUT_MAX
     std::int64_t spin_before_yield = 2000;
+    // Some space of this PE has no CPU mapping (a GPU's shared device heap):
+    // local source and destination buffers must then be checked too.
+    bool local_unmapped = false;
     SpaceView space[kSpaceCount];
 };
 

@@ -77,9 +77,12 @@ Result<std::unique_ptr<SymmetricMemory>> SymmetricMemory::create(const Config& c
             m->shares_device_ = true;
     if (auto r = m->create_local(cfg, boot); !r) return r.error();
     if (auto r = m->exchange(cfg, boot); !r) return r.error();
+    g_state.local_unmapped = false;
     for (int s = 0; s < kSpaceCount; ++s) {
         g_state.space[s].peer = m->peer_base_[s].data();
         g_state.space[s].route = m->route_[s].data();
+        if (g_state.space[s].size && m->route_[s][static_cast<std::size_t>(m->my_pe_)] == Route::None)
+            g_state.local_unmapped = true;
     }
     return m;
 }

@@ -81,8 +81,10 @@ public:
     // chunks; for memory the CPU must not read or cannot map (transfer.cpp).
     Result<void> write(const DeviceMemory& dst, std::size_t dst_off, const void* src, std::size_t n);
     Result<void> read(void* dst, const DeviceMemory& src, std::size_t src_off, std::size_t n);
-    // Copies n bytes between two non-overlapping ranges of one allocation.
-    Result<void> copy_within(const DeviceMemory& m, std::size_t dst_off, std::size_t src_off, std::size_t n);
+    // Copies n bytes between two allocations of this device (a peer's imported
+    // heap included), or two non-overlapping ranges of one.
+    Result<void> copy(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src, std::size_t src_off,
+                      std::size_t n);
 
     // One atomic on device memory at `address` (a buffer device address),
     // executed by a one-invocation compute dispatch (amo.cpp). op is

@@ -100,11 +100,11 @@ Result<void> VulkanDevice::read(void* dst, const DeviceMemory& src, std::size_t 
     return {};
 }
 
-Result<void> VulkanDevice::copy_within(const DeviceMemory& m, std::size_t dst_off, std::size_t src_off,
-                                       std::size_t n) {
-    if (!m.buffer) return make_error("the device heap has no transfer buffer bound");
+Result<void> VulkanDevice::copy(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src,
+                                std::size_t src_off, std::size_t n) {
+    if (!dst.buffer || !src.buffer) return make_error("a device heap has no transfer buffer bound");
     std::lock_guard lk(copy_mu_);
-    return submit_copy(m.buffer, dst_off, m.buffer, src_off, n);
+    return submit_copy(dst.buffer, dst_off, src.buffer, src_off, n);
 }
 
 } // namespace vkshmem

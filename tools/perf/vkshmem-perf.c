@@ -61,9 +61,10 @@ struct options {
 };
 
 /* State shared by the kernels (a kernel runs `n` iterations). */
-static char *g_src;          /* put source (local) */
-static char *g_dst;          /* put destination (remote) and get destination (local) */
-static char *g_gsrc;         /* get source (remote), filled once by its owner */
+static char *g_src;          /* put source: private memory of PE 0 */
+static char *g_dst;          /* put destination (remote, symmetric) */
+static char *g_gdst;         /* get destination: private memory of PE 0 */
+static char *g_gsrc;         /* get source (remote, symmetric), filled once by its owner */
 static long *g_counter;      /* fetch-add target (remote) */
 static long *g_plan;         /* barrier iteration count, written by PE 0 */
 static size_t g_size;
@@ -96,7 +97,7 @@ static void kernel_put(long n)
 static void kernel_get(long n)
 {
     for (long i = 0; i < n; i++)
-        shmem_getmem(g_dst, g_gsrc, g_size, g_target);
+        shmem_getmem(g_gdst, g_gsrc, g_size, g_target);
 }
 
 static void kernel_bw(long n)
@@ -258,11 +259,11 @@ static void test_get(void)
     section("get latency (shmem_getmem)", "us/op", "iters");
     for (size_t size = MIN_SIZE; size <= g_opt->max_size; size *= 2) {
         g_size = size;
-        memset(g_dst, 0, size);
+        memset(g_gdst, 0, size);
         long iters;
         double t = measure(kernel_get, iteration_cap(size), &iters);
         report("get_lat", size, t * 1e6, "us", iters);
-        if (!matches(g_dst, size, GET_SEED(g_target)))
+        if (!matches(g_gdst, size, GET_SEED(g_target)))
             fail("get", size, "the data read differs from the target's buffer");
     }
 }
@@ -511,16 +512,26 @@ int main(int argc, char **argv)
         top *= 2;
     opt.max_size = top;
 
-    g_src = symmetric_alloc(top, me, "put source");
     g_dst = symmetric_alloc(top, me, "put destination");
     g_gsrc = symmetric_alloc(top, me, "get source");
     g_counter = symmetric_alloc(sizeof(long), me, "fetch-add counter");
-    g_plan = symmetric_alloc(sizeof(long), me, "barrier plan");
+    g_plan = shmem_malloc(sizeof(long)); /* control word: always the host heap */
+    g_src = malloc(top);
+    g_gdst = malloc(top);
+    if (g_plan == NULL || g_src == NULL || g_gdst == NULL) {
+        fprintf(stderr, "vkshmem-perf: out of memory\n");
+        shmem_global_exit(2);
+    }
+    /* Symmetric objects are initialized through the API: a device heap may
+     * not be addressable by the CPU. */
     memset(g_src, 0, top);
-    memset(g_dst, 0, top);
-    fill(g_gsrc, top, GET_SEED(me));
-    *g_counter = 0;
+    shmem_putmem(g_dst, g_src, top, me);
+    fill(g_gdst, top, GET_SEED(me));
+    shmem_putmem(g_gsrc, g_gdst, top, me);
+    long zero = 0;
+    shmem_putmem(g_counter, &zero, sizeof zero, me);
     *g_plan = 0;
+    shmem_quiet();
     char *check = malloc(top);
     if (check == NULL) {
         fprintf(stderr, "vkshmem-perf: out of memory\n");
@@ -576,7 +587,8 @@ int main(int argc, char **argv)
     shmem_free(g_counter);
     shmem_free(g_gsrc);
     shmem_free(g_dst);
-    shmem_free(g_src);
+    free(g_gdst);
+    free(g_src);
     shmem_finalize();
     return (me == 0 && g_failed) ? 1 : 0;
 }
