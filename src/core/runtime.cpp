@@ -117,6 +117,11 @@ Result<void> Runtime::start(int requested) {
     auto mem = SymmetricMemory::create(cfg_, *boot_, device_.get());
     if (!mem) return mem.error();
     memory_ = std::move(*mem);
+    if (device_) {
+        auto proxy = Proxy::create(cfg_, *device_, *memory_);
+        if (!proxy) return proxy.error();
+        proxy_ = std::move(*proxy);
+    }
     thread_level_ = requested < 0 ? 0 : (requested > 3 ? 3 : requested);
     g_state.initialized = true;
     if (!g_atexit_registered) {
@@ -240,6 +245,7 @@ void Runtime::finalize() {
     if (!rt) return;
     rt->barrier_all();
     g_state.initialized = false;
+    rt->proxy_.reset();
     rt->memory_.reset();
     rt->device_.reset();
     g_runtime = nullptr;

@@ -5,6 +5,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "core/config.hpp"
 #include "memory/symmetric.hpp"
+#include "proxy/proxy.hpp"
 #include "vulkan/device.hpp"
 
 #include <atomic>
@@ -25,6 +26,7 @@ public:
     Bootstrap& bootstrap() { return *boot_; }
     VulkanDevice* device() { return device_.get(); }
     SymmetricMemory& memory() { return *memory_; }
+    Proxy* proxy() { return proxy_.get(); } // null without a Vulkan device
     int thread_level() const { return thread_level_; }
     const std::string& no_device_reason() const { return no_device_reason_; }
 
@@ -51,6 +53,7 @@ private:
     std::unique_ptr<Bootstrap> boot_;
     std::unique_ptr<VulkanDevice> device_;
     std::unique_ptr<SymmetricMemory> memory_;
+    std::unique_ptr<Proxy> proxy_;
     int thread_level_ = 0;
     std::string no_device_reason_;
     std::uint64_t barrier_epoch_ = 0;

@@ -248,6 +248,7 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
     peer_device_memfd_.resize(static_cast<std::size_t>(n_pes_));
     peer_static_.resize(static_cast<std::size_t>(n_pes_));
     peer_device_vk_.resize(static_cast<std::size_t>(n_pes_));
+    peer_host_vk_.resize(static_cast<std::size_t>(n_pes_));
     const bool cpu_device = dev_ && dev_->is_cpu();
     auto device_route = [&](const DeviceMemory& m) {
         if (!m.mapped || cfg.VKSHMEM_DEVICE_ROUTE == "copy") return Route::None;
@@ -289,6 +290,12 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
         peer_host_[up] = std::move(host.value());
         peer_base_[kHostHeap][up] = peer_host_[up].base();
         route_[kHostHeap][up] = Route::Direct;
+        if (dev_) {
+            // Shaders reach the peer's host heap through this PE's device.
+            auto vk = dev_->import_host(peer_host_[up].base(), pi.host_size);
+            if (vk) peer_host_vk_[up] = *vk;
+            else VKSHMEM_WARN("PE {}'s host heap is not reachable from this PE's shaders: {}", p, vk.error().message);
+        }
 
         if (b.fds[kFdDevice] >= 0) {
             int fd = b.fds[kFdDevice];
@@ -367,6 +374,13 @@ std::optional<std::size_t> SymmetricMemory::block_size(const void* p) const {
     return alloc_[l->first].block_size(l->second);
 }
 
+std::uint64_t SymmetricMemory::device_address(int pe, Space s) const {
+    const auto up = static_cast<std::size_t>(pe);
+    if (s == kHostHeap) return pe == my_pe_ ? host_vk_.address : peer_host_vk_[up].address;
+    if (s == kDeviceHeap) return pe == my_pe_ ? device_vk_.address : peer_device_vk_[up].address;
+    return 0;
+}
+
 const DeviceMemory* SymmetricMemory::device_memory(int pe, Space s) const {
     const auto up = static_cast<std::size_t>(pe);
     if (s == kDeviceHeap) {
@@ -384,6 +398,7 @@ SymmetricMemory::~SymmetricMemory() {
     }
     if (dev_) {
         for (auto& m : peer_device_vk_) dev_->release(m);
+        for (auto& m : peer_host_vk_) dev_->release(m);
         dev_->release(device_vk_);
         dev_->release(host_vk_);
     }

@@ -53,6 +53,9 @@ public:
     InternalArea* internal(int pe) const {
         return reinterpret_cast<InternalArea*>(g_state.space[kHostHeap].peer[pe]);
     }
+    // Device address of (pe, space)'s base as this PE's shaders see it; 0 when
+    // this PE's device cannot reach it directly.
+    std::uint64_t device_address(int pe, Space s) const;
     // Vulkan memory of (pe, space), for device copies; null if none.
     const DeviceMemory* device_memory(int pe, Space s) const;
     std::size_t heap_size(Space s) const { return g_state.space[s].size; }
@@ -74,6 +77,7 @@ private:
     DeviceMemory device_vk_;     // the device heap
     std::vector<SharedSegment> peer_host_, peer_device_memfd_, peer_static_;
     std::vector<DeviceMemory> peer_device_vk_;
+    std::vector<DeviceMemory> peer_host_vk_; // peers' host heaps imported into this PE's device
     std::vector<char*> peer_base_[kSpaceCount];
     std::vector<Route> route_[kSpaceCount];
     SymmetricAllocator alloc_[kSpaceCount];

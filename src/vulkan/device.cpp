@@ -193,11 +193,14 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& se
     if (family < 0) return make_error(fmt::format("device {} has no compute queue", d->report_.name));
     d->queue_family_ = static_cast<std::uint32_t>(family);
 
-    float prio = 1.0f;
+    // Two queues where the family has them: the application's dispatches go
+    // to the first, the runtime's copies to the second, so a copy the proxy
+    // makes for a running shader is not queued behind that shader.
+    const float prio[2] = {1.0f, 1.0f};
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     qci.queueFamilyIndex = d->queue_family_;
-    qci.queueCount = 1;
-    qci.pQueuePriorities = &prio;
+    qci.queueCount = qf[d->queue_family_].queueCount >= 2 ? 2 : 1;
+    qci.pQueuePriorities = prio;
     const char* exts[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     f12.bufferDeviceAddress = VK_TRUE;
@@ -214,6 +217,8 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& se
     VkResult r = vkCreateDevice(d->phys_, &dci, nullptr, &d->device_);
     if (r != VK_SUCCESS) return make_error(fmt::format("vkCreateDevice({}): {}", d->report_.name, vk_result_name(r)), r);
     vkGetDeviceQueue(d->device_, d->queue_family_, 0, &d->queue_);
+    d->copy_queue_ = d->queue_;
+    if (qci.queueCount == 2) vkGetDeviceQueue(d->device_, d->queue_family_, 1, &d->copy_queue_);
     d->get_memory_fd_ = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(d->device_, "vkGetMemoryFdKHR"));
     d->get_host_ptr_props_ = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
         vkGetDeviceProcAddr(d->device_, "vkGetMemoryHostPointerPropertiesEXT"));

@@ -60,6 +60,15 @@ public:
     VkPhysicalDevice physical() const { return phys_; }
     VkDevice device() const { return device_; }
     VkQueue queue() const { return queue_; }
+    // Whether the runtime's copies have a queue of their own. Without one, a
+    // copy the proxy needs while a shader runs waits for that shader.
+    bool separate_copy_queue() const { return copy_queue_ != queue_; }
+    // Serializes submissions to queue() when it is also the copy queue.
+    std::mutex& queue_mutex() { return copy_mu_; }
+
+    // Host-visible, host-coherent memory with a device address, mapped (the
+    // device state block and the proxy ring).
+    Result<DeviceMemory> allocate_host_visible(std::size_t size);
     std::uint32_t queue_family() const { return queue_family_; }
 
     // Makes [ptr, ptr+size) (page aligned, e.g. a memfd mapping) Vulkan memory.
@@ -116,7 +125,8 @@ private:
     VkInstance instance_ = VK_NULL_HANDLE;
     VkPhysicalDevice phys_ = VK_NULL_HANDLE;
     VkDevice device_ = VK_NULL_HANDLE;
-    VkQueue queue_ = VK_NULL_HANDLE;
+    VkQueue queue_ = VK_NULL_HANDLE;      // the application's dispatches
+    VkQueue copy_queue_ = VK_NULL_HANDLE; // the runtime's copies (== queue_ with one queue)
     std::uint32_t queue_family_ = 0;
     int index_ = -1;
     VkPhysicalDeviceProperties props_{};

@@ -64,7 +64,7 @@ Result<void> VulkanDevice::submit_and_wait(VkAccessFlags written, VkPipelineStag
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd_;
-    VkResult r = vkQueueSubmit(queue_, 1, &si, fence_);
+    VkResult r = vkQueueSubmit(copy_queue_, 1, &si, fence_);
     if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX);
     vkResetFences(device_, 1, &fence_);
     vkResetCommandBuffer(cmd_, 0);

@@ -1,0 +1,157 @@
+/*
+ * vkshmem_abi.h — the records shared by the runtime (C++) and the device
+ * library (GLSL, HLSL): the device state block, the peer table and the proxy
+ * ring. Included by C++ and by GLSL; every field is 4 or 8 bytes, laid out as
+ * std430 and as C without padding surprises (sizes are asserted in C++).
+ *
+ * All addresses are Vulkan buffer device addresses of the calling PE's device.
+ */
+#ifndef VKSHMEM_ABI_H
+#define VKSHMEM_ABI_H
+
+#define VKSHMEM_ABI_MAGIC 0x766b7368u /* "vksh" */
+#define VKSHMEM_ABI_VERSION 1u
+
+/* vkshmem_state.flags */
+#define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
+
+/* vkshmem_state.error: the first device-side error of a dispatch (0 = none).
+ * The host reports it after the dispatch and clears it. */
+#define VKSHMEM_ERR_NONE 0u
+#define VKSHMEM_ERR_WAIT_TIMEOUT 1u   /* a bounded wait gave up; error_info = which wait */
+#define VKSHMEM_ERR_BAD_PE 2u         /* error_info = the PE */
+#define VKSHMEM_ERR_NOT_SYMMETRIC 3u  /* an address outside both heaps; error_info = low 32 bits */
+#define VKSHMEM_ERR_PROXY_TIMEOUT 4u  /* the proxy did not answer within the bound */
+#define VKSHMEM_ERR_TOO_LARGE 5u      /* one operation larger than the device library takes */
+
+/* Proxy request operations (vkshmem_request.op) */
+#define VKSHMEM_OP_PUT 1u         /* payload -> target on pe */
+#define VKSHMEM_OP_GET 2u         /* target on pe -> payload */
+#define VKSHMEM_OP_AMO 3u         /* amo_op on target on pe; old value -> payload[0..7] */
+#define VKSHMEM_OP_PUT_SIGNAL 4u  /* PUT, then signal_op of `operand` on `cond` (the signal address) */
+#define VKSHMEM_OP_QUIET 5u       /* nothing: completes when every earlier request has */
+
+/* amo_op values, in the runtime's AmoOp order */
+#define VKSHMEM_AMO_FETCH 0u
+#define VKSHMEM_AMO_SET 1u
+#define VKSHMEM_AMO_SWAP 2u
+#define VKSHMEM_AMO_COMPARE_SWAP 3u
+#define VKSHMEM_AMO_ADD 4u
+#define VKSHMEM_AMO_AND 5u
+#define VKSHMEM_AMO_OR 6u
+#define VKSHMEM_AMO_XOR 7u
+
+/* Signal operations (put_signal) */
+#define VKSHMEM_SIGNAL_SET 0u
+#define VKSHMEM_SIGNAL_ADD 1u
+
+#define VKSHMEM_RING_SLOTS 256u          /* a power of two */
+#define VKSHMEM_RING_PAYLOAD_BYTES 4096u /* per slot; larger puts and gets are split */
+
+#ifdef __cplusplus
+#include <cstdint>
+namespace vkshmem::abi {
+using u32 = std::uint32_t;
+using i32 = std::int32_t;
+using u64 = std::uint64_t;
+#define VKSHMEM_ABI_STRUCT(name) struct name
+#else /* GLSL */
+#define u32 uint
+#define i32 int
+#define u64 uint64_t
+#define VKSHMEM_ABI_STRUCT(name) struct name
+#endif
+
+/*
+ * The device state block (vkshmemx_device_state() gives its address).
+ *   offset  0: magic, version, my_pe, n_pes
+ *   offset 16: host_base, host_size      (this PE's host heap)
+ *   offset 32: device_base, device_size  (this PE's device heap; 0 when none)
+ *   offset 48: peers                     (vkshmem_peer[n_pes])
+ *   offset 56: ring                      (vkshmem_ring)
+ *   offset 64: flags, error, error_info, wait_polls
+ * 80 bytes.
+ */
+VKSHMEM_ABI_STRUCT(vkshmem_state_layout) {
+    u32 magic;
+    u32 version;
+    i32 my_pe;
+    i32 n_pes;
+    u64 host_base;
+    u64 host_size;
+    u64 device_base;
+    u64 device_size;
+    u64 peers;
+    u64 ring;
+    u32 flags;
+    u32 error;      /* written with atomicCompSwap(0, code): the first error wins */
+    u32 error_info;
+    u32 wait_polls; /* polls a bounded wait makes before it reports VKSHMEM_ERR_WAIT_TIMEOUT */
+};
+
+/* Where this device reaches PE p's heaps directly; 0: through the proxy.
+ * 16 bytes per PE. */
+VKSHMEM_ABI_STRUCT(vkshmem_peer_layout) {
+    u64 host_base;
+    u64 device_base;
+};
+
+/*
+ * The proxy ring. A shader takes a ticket with atomicAdd(head, 1); its slot is
+ * ticket % VKSHMEM_RING_SLOTS and it may use it once completed >= ticket -
+ * VKSHMEM_RING_SLOTS + 1 (the slot's last occupant is done). It fills the
+ * request (and the slot's payload for a put), then publishes it by storing
+ * ticket + 1 into `ready` with release semantics. The proxy serves tickets in
+ * order, writes the payload of a get or fetching AMO, then stores
+ * completed = ticket + 1 (release). A shader's quiet waits for completed to
+ * pass its last ticket.
+ *   offset 0: head, completed, slots, payload_bytes
+ *   offset 16: requests (vkshmem_request[slots]), payload (slots * payload_bytes)
+ * 32 bytes.
+ */
+VKSHMEM_ABI_STRUCT(vkshmem_ring_layout) {
+    u32 head;
+    u32 completed;
+    u32 slots;
+    u32 payload_bytes;
+    u64 requests;
+    u64 payload;
+};
+
+/*
+ * One request, 64 bytes:
+ *   0: ready (ticket + 1 once published), op, pe, bytes
+ *   16: target (device address of the symmetric object on the calling PE)
+ *   24: operand (AMO operand; PUT_SIGNAL: the signal value)
+ *   32: cond (AMO compare value; PUT_SIGNAL: the signal's symmetric address)
+ *   40: amo_op (AMO) or signal_op (PUT_SIGNAL), width (AMO: 4 or 8)
+ *   48..63: reserved
+ */
+VKSHMEM_ABI_STRUCT(vkshmem_request_layout) {
+    u32 ready;
+    u32 op;
+    i32 pe;
+    u32 bytes;
+    u64 target;
+    u64 operand;
+    u64 cond;
+    u32 amo_op;
+    u32 width;
+    u64 reserved0;
+    u64 reserved1;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(vkshmem_state_layout) == 80);
+static_assert(sizeof(vkshmem_peer_layout) == 16);
+static_assert(sizeof(vkshmem_ring_layout) == 32);
+static_assert(sizeof(vkshmem_request_layout) == 64);
+} /* namespace vkshmem::abi */
+#else
+#undef u32
+#undef i32
+#undef u64
+#endif
+#undef VKSHMEM_ABI_STRUCT
+
+#endif /* VKSHMEM_ABI_H */

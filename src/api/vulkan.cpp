@@ -1,0 +1,130 @@
+// Vulkan interop (include/vkshmem/vulkan.h): the runtime's Vulkan objects,
+// device addresses for shaders, and the dispatch helper.
+#include <vkshmem/vulkan.h>
+
+#include "api/guard.hpp"
+#include "vulkan/kernel.hpp"
+
+#include "vkshmem_abi.h"
+
+using namespace vkshmem;
+
+struct vkshmemx_kernel {
+    std::unique_ptr<VulkanKernel> k;
+};
+
+namespace {
+VulkanDevice* require_device(const char* call) {
+    VulkanDevice* d = require_runtime(call).device();
+    if (!d)
+        error(call, "this PE runs without a Vulkan device ({}); unset VKSHMEM_DEVICE=none or install a driver",
+              g_runtime->no_device_reason());
+    return d;
+}
+
+const char* error_text(std::uint32_t code) {
+    switch (code) {
+    case VKSHMEM_ERR_WAIT_TIMEOUT: return "a device-side wait exceeded its bound (VKSHMEM_DEVICE_WAIT_POLLS)";
+    case VKSHMEM_ERR_BAD_PE: return "a shader named a PE that does not exist";
+    case VKSHMEM_ERR_NOT_SYMMETRIC: return "a shader passed an address in neither symmetric heap";
+    case VKSHMEM_ERR_PROXY_TIMEOUT: return "the proxy did not answer a shader within its bound";
+    case VKSHMEM_ERR_TOO_LARGE: return "one shader operation was larger than the device library takes";
+    default: return "unknown device-side error";
+    }
+}
+} // namespace
+
+extern "C" {
+
+VkInstance vkshmemx_vk_instance(void) noexcept {
+    VulkanDevice* d = require_device("vkshmemx_vk_instance");
+    return d ? d->instance() : VK_NULL_HANDLE;
+}
+VkPhysicalDevice vkshmemx_vk_physical_device(void) noexcept {
+    VulkanDevice* d = require_device("vkshmemx_vk_physical_device");
+    return d ? d->physical() : VK_NULL_HANDLE;
+}
+VkDevice vkshmemx_vk_device(void) noexcept {
+    VulkanDevice* d = require_device("vkshmemx_vk_device");
+    return d ? d->device() : VK_NULL_HANDLE;
+}
+VkQueue vkshmemx_vk_queue(uint32_t* family) noexcept {
+    VulkanDevice* d = require_device("vkshmemx_vk_queue");
+    if (!d) return VK_NULL_HANDLE;
+    if (family) *family = d->queue_family();
+    return d->queue();
+}
+
+const char* const* vkshmemx_required_device_extensions(uint32_t* count) noexcept {
+    static const char* const names[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
+                                        VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
+    if (count) *count = 2;
+    return names;
+}
+
+uint64_t vkshmemx_device_address(const void* sym) noexcept {
+    Runtime& rt = require_runtime("vkshmemx_device_address");
+    const int s = space_of(sym);
+    if (s != kHostHeap && s != kDeviceHeap) return 0;
+    const std::uint64_t base = rt.memory().device_address(g_state.my_pe, static_cast<Space>(s));
+    return base ? base + (reinterpret_cast<std::uintptr_t>(sym) - g_state.space[s].lo) : 0;
+}
+
+uint64_t vkshmemx_device_state(void) noexcept {
+    Runtime& rt = require_runtime("vkshmemx_device_state");
+    return rt.proxy() ? rt.proxy()->state_address() : 0;
+}
+
+vkshmemx_kernel* vkshmemx_kernel_create(const uint32_t* spirv, size_t spirv_bytes, uint32_t push_bytes) noexcept {
+    VulkanDevice* d = require_device("vkshmemx_kernel_create");
+    if (!d) return nullptr;
+    if (push_bytes > 128) {
+        error("vkshmemx_kernel_create", "{} push-constant bytes: at most 128 are portable", push_bytes);
+        return nullptr;
+    }
+    auto k = VulkanKernel::create(*d, spirv, spirv_bytes, push_bytes);
+    if (!k) {
+        error("vkshmemx_kernel_create", "{}", k.error().message);
+        return nullptr;
+    }
+    return new vkshmemx_kernel{std::move(*k)};
+}
+
+int vkshmemx_dispatch(vkshmemx_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz, const void* push,
+                      uint32_t push_bytes) noexcept {
+    static constexpr const char* call = "vkshmemx_dispatch";
+    Runtime& rt = require_runtime(call);
+    if (!kernel) {
+        error(call, "kernel is NULL");
+        return 1;
+    }
+    if (push_bytes != kernel->k->push_bytes()) {
+        error(call, "{} push-constant bytes given, the kernel was created for {}", push_bytes,
+              kernel->k->push_bytes());
+        return 1;
+    }
+    Proxy* proxy = rt.proxy();
+    proxy->dispatch_begin();
+    auto r = kernel->k->submit(gx, gy, gz, push, push_bytes);
+    if (r) r = kernel->k->wait();
+    // A shader that reserved a ticket and then stopped before publishing it
+    // (a wait that gave up) leaves the ring behind: say so instead of hanging.
+    const bool drained = proxy->dispatch_end(10000);
+    if (!r) {
+        error(call, "{}", r.error().message);
+        return 1;
+    }
+    if (!drained) {
+        error(call, "the shader left proxy requests unpublished or unserved for 10 s");
+        return 1;
+    }
+    if (auto [code, info] = proxy->take_error(); code) {
+        error(call, "{} (code {}, detail {})", error_text(code), code, info);
+        return 1;
+    }
+    return 0;
+}
+
+void vkshmemx_kernel_destroy(vkshmemx_kernel* kernel) noexcept { delete kernel; }
+
+} // extern "C"

@@ -1,0 +1,205 @@
+#include "proxy/proxy.hpp"
+
+#include "api/typed.hpp"
+#include "core/log.hpp"
+#include "core/state.hpp"
+#include "core/wait.hpp"
+#include "memory/symmetric.hpp"
+
+#include "vkshmem_abi.h"
+
+#include <chrono>
+#include <cstring>
+#include <fmt/format.h>
+
+namespace vkshmem {
+namespace {
+using namespace abi;
+
+template <class T> std::atomic_ref<T> at(char* base, std::size_t off) {
+    return std::atomic_ref<T>(*reinterpret_cast<T*>(base + off));
+}
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) & ~(a - 1); }
+} // namespace
+
+Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& dev, SymmetricMemory& mem) {
+    std::unique_ptr<Proxy> p(new Proxy(dev, mem));
+    const int n = g_state.n_pes;
+    Layout& L = p->at_;
+    L.state = 0;
+    L.peers = align_up(sizeof(vkshmem_state_layout), 64);
+    L.ring = align_up(L.peers + sizeof(vkshmem_peer_layout) * static_cast<std::size_t>(n), 64);
+    L.requests = align_up(L.ring + sizeof(vkshmem_ring_layout), 64);
+    L.payload = align_up(L.requests + sizeof(vkshmem_request_layout) * VKSHMEM_RING_SLOTS, 256);
+    L.total = L.payload + std::size_t(VKSHMEM_RING_SLOTS) * VKSHMEM_RING_PAYLOAD_BYTES;
+    auto block = dev.allocate_host_visible(L.total);
+    if (!block) return make_error(fmt::format("device state block: {}", block.error().message));
+    p->block_ = *block;
+    p->base_ = static_cast<char*>(p->block_.mapped);
+    std::memset(p->base_, 0, L.total);
+    const std::uint64_t a = p->block_.address;
+
+    auto* st = reinterpret_cast<vkshmem_state_layout*>(p->base_ + L.state);
+    st->magic = VKSHMEM_ABI_MAGIC;
+    st->version = VKSHMEM_ABI_VERSION;
+    st->my_pe = g_state.my_pe;
+    st->n_pes = n;
+    st->host_base = mem.device_address(g_state.my_pe, kHostHeap);
+    st->host_size = st->host_base ? g_state.space[kHostHeap].size : 0;
+    st->device_base = mem.device_address(g_state.my_pe, kDeviceHeap);
+    st->device_size = st->device_base ? g_state.space[kDeviceHeap].size : 0;
+    st->peers = a + L.peers;
+    st->ring = a + L.ring;
+    st->flags = cfg.VKSHMEM_FORCE_PROXY ? VKSHMEM_FLAG_FORCE_PROXY : 0;
+    st->wait_polls = static_cast<std::uint32_t>(std::max<std::int64_t>(cfg.VKSHMEM_DEVICE_WAIT_POLLS, 1));
+    auto* peers = reinterpret_cast<vkshmem_peer_layout*>(p->base_ + L.peers);
+    for (int pe = 0; pe < n; ++pe) {
+        peers[pe].host_base = mem.device_address(pe, kHostHeap);
+        peers[pe].device_base = mem.device_address(pe, kDeviceHeap);
+    }
+    auto* ring = reinterpret_cast<vkshmem_ring_layout*>(p->base_ + L.ring);
+    ring->slots = VKSHMEM_RING_SLOTS;
+    ring->payload_bytes = VKSHMEM_RING_PAYLOAD_BYTES;
+    ring->requests = a + L.requests;
+    ring->payload = a + L.payload;
+    std::atomic_thread_fence(std::memory_order_release);
+    p->thread_ = std::thread([raw = p.get()] { raw->run(); });
+    return p;
+}
+
+void Proxy::dispatch_begin() {
+    active_.fetch_add(1, std::memory_order_acq_rel);
+    std::lock_guard lk(wake_mu_);
+    wake_.notify_one();
+}
+
+bool Proxy::dispatch_end(int timeout_ms) {
+    // The shaders are done: what they published is in the ring, and their
+    // dispatch is complete only once the proxy has carried it out.
+    const auto head = at<std::uint32_t>(base_, at_.ring + offsetof(vkshmem_ring_layout, head));
+    const auto completed = at<std::uint32_t>(base_, at_.ring + offsetof(vkshmem_ring_layout, completed));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    bool ok = true;
+    while (static_cast<std::int32_t>(head.load(std::memory_order_acquire) -
+                                     completed.load(std::memory_order_acquire)) > 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            ok = false;
+            break;
+        }
+        std::this_thread::yield();
+    }
+    active_.fetch_sub(1, std::memory_order_acq_rel);
+    return ok;
+}
+
+Proxy::~Proxy() {
+    {
+        std::lock_guard lk(wake_mu_);
+        stop_.store(true, std::memory_order_release);
+    }
+    wake_.notify_one();
+    if (thread_.joinable()) thread_.join();
+    dev_.release(block_);
+}
+
+std::pair<std::uint32_t, std::uint32_t> Proxy::take_error() {
+    const std::size_t e = at_.state + offsetof(vkshmem_state_layout, error);
+    const std::size_t i = at_.state + offsetof(vkshmem_state_layout, error_info);
+    std::uint32_t code = at<std::uint32_t>(base_, e).load(std::memory_order_acquire);
+    std::uint32_t info = at<std::uint32_t>(base_, i).load(std::memory_order_acquire);
+    if (code) {
+        at<std::uint32_t>(base_, i).store(0, std::memory_order_relaxed);
+        at<std::uint32_t>(base_, e).store(0, std::memory_order_release);
+    }
+    return {code, info};
+}
+
+void Proxy::run() {
+    // Spin while a dispatch runs; otherwise sleep, waking for the next
+    // dispatch or every millisecond (for work submitted by the application
+    // itself), so an idle PE costs next to nothing (tests run 4 PEs on 2 cores).
+    unsigned idle = 0;
+    while (!stop_.load(std::memory_order_acquire)) {
+        if (serve_one()) {
+            idle = 0;
+            continue;
+        }
+        ++idle;
+        if (active_.load(std::memory_order_acquire) > 0) {
+            if (idle < 256) cpu_relax();
+            else std::this_thread::yield();
+        } else {
+            std::unique_lock lk(wake_mu_);
+            wake_.wait_for(lk, std::chrono::milliseconds(1), [this] {
+                return stop_.load(std::memory_order_acquire) || active_.load(std::memory_order_acquire) > 0;
+            });
+        }
+    }
+}
+
+bool Proxy::serve_one() {
+    const std::uint32_t ticket = next_;
+    const std::size_t slot = ticket % VKSHMEM_RING_SLOTS;
+    char* req = base_ + at_.requests + slot * sizeof(vkshmem_request_layout);
+    if (at<std::uint32_t>(req, offsetof(vkshmem_request_layout, ready)).load(std::memory_order_acquire) !=
+        ticket + 1)
+        return false;
+    execute(req, base_ + at_.payload + slot * VKSHMEM_RING_PAYLOAD_BYTES);
+    next_ = ticket + 1;
+    served_.fetch_add(1, std::memory_order_relaxed);
+    at<std::uint32_t>(base_, at_.ring + offsetof(vkshmem_ring_layout, completed))
+        .store(ticket + 1, std::memory_order_release);
+    return true;
+}
+
+char* Proxy::host_address(std::uint64_t addr, const char* call) const {
+    for (Space s : {kHostHeap, kDeviceHeap}) {
+        const std::uint64_t base = mem_.device_address(g_state.my_pe, s);
+        if (base && addr >= base && addr - base < g_state.space[s].size)
+            return reinterpret_cast<char*>(g_state.space[s].lo) + (addr - base);
+    }
+    fatal(call, "a shader passed device address {:#x}, which is in neither heap of PE {}", addr, g_state.my_pe);
+}
+
+void Proxy::execute(const void* request, char* payload) {
+    vkshmem_request_layout r;
+    std::memcpy(&r, request, sizeof r);
+    static constexpr const char* call = "shader request (proxy)";
+    char* target = host_address(r.target, call);
+    switch (r.op) {
+    case VKSHMEM_OP_PUT:
+    case VKSHMEM_OP_PUT_SIGNAL:
+        api::put(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes, r.pe,
+                 call);
+        if (r.op == VKSHMEM_OP_PUT_SIGNAL) {
+            // put_signal: the data is delivered before the signal.
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            auto* sig = reinterpret_cast<std::uint64_t*>(host_address(r.cond, call));
+            if (r.amo_op == VKSHMEM_SIGNAL_ADD) api::atomic_add(sig, r.operand, r.pe, call);
+            else api::atomic_set(sig, r.operand, r.pe, call);
+        }
+        break;
+    case VKSHMEM_OP_GET:
+        api::get(reinterpret_cast<unsigned char*>(payload), reinterpret_cast<unsigned char*>(target), r.bytes, r.pe,
+                 call);
+        break;
+    case VKSHMEM_OP_AMO: {
+        using api::detail::AmoOp;
+        const auto op = static_cast<AmoOp>(r.amo_op);
+        std::uint64_t old = 0;
+        if (r.width == 4) {
+            old = api::detail::amo(reinterpret_cast<std::uint32_t*>(target), op, static_cast<std::uint32_t>(r.operand),
+                                   static_cast<std::uint32_t>(r.cond), r.pe, call);
+        } else {
+            old = api::detail::amo(reinterpret_cast<std::uint64_t*>(target), op, r.operand, r.cond, r.pe, call);
+        }
+        std::memcpy(payload, &old, sizeof old);
+        break;
+    }
+    case VKSHMEM_OP_QUIET: break;
+    default: fatal(call, "unknown request op {} from a shader", r.op);
+    }
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+} // namespace vkshmem

@@ -1,0 +1,62 @@
+// The CPU proxy (DESIGN §6): one thread per PE that executes what this PE's
+// shaders cannot do themselves (targets their device cannot address), from
+// the ring in the device state block's allocation (shaders/vkshmem_abi.h).
+#pragma once
+
+#include "core/config.hpp"
+#include "core/result.hpp"
+#include "vulkan/device.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace vkshmem {
+
+class SymmetricMemory;
+
+class Proxy {
+public:
+    // Builds the device state block, the peer table and the ring, and starts
+    // the thread. Collective-free: every PE builds its own.
+    static Result<std::unique_ptr<Proxy>> create(const Config& cfg, VulkanDevice& dev, SymmetricMemory& mem);
+    ~Proxy();
+
+    std::uint64_t state_address() const { return block_.address; }
+    // While a dispatch runs the thread polls without sleeping; the start of
+    // one wakes it at once.
+    void dispatch_begin();
+    // After a dispatch: waits until every request its shaders published has
+    // been served (false after `timeout_ms`), then lets the thread rest.
+    bool dispatch_end(int timeout_ms);
+    // The first device-side error since the last call (and clears it): code and info.
+    std::pair<std::uint32_t, std::uint32_t> take_error();
+    std::uint64_t served() const { return served_.load(std::memory_order_relaxed); }
+
+private:
+    Proxy(VulkanDevice& dev, SymmetricMemory& mem) : dev_(dev), mem_(mem) {}
+    void run();
+    bool serve_one();
+    void execute(const void* request, char* payload);
+    // The host address of the symmetric object at device address `addr` of this PE.
+    char* host_address(std::uint64_t addr, const char* call) const;
+
+    VulkanDevice& dev_;
+    SymmetricMemory& mem_;
+    DeviceMemory block_;
+    char* base_ = nullptr; // mapped block_
+    struct Layout {
+        std::size_t state, peers, ring, requests, payload, total;
+    } at_{};
+    std::uint32_t next_ = 0; // next ticket to serve
+    std::atomic<bool> stop_{false};
+    std::atomic<int> active_{0};
+    std::atomic<std::uint64_t> served_{0};
+    std::mutex wake_mu_;
+    std::condition_variable wake_;
+    std::thread thread_;
+};
+
+} // namespace vkshmem

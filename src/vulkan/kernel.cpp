@@ -1,0 +1,129 @@
+#include "vulkan/kernel.hpp"
+
+#include "core/log.hpp"
+
+#include <fmt/format.h>
+
+namespace vkshmem {
+
+Result<DeviceMemory> VulkanDevice::allocate_host_visible(std::size_t size) {
+    VkResult r;
+    BufferPlan plan;
+    {
+        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        bci.size = size;
+        bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+                    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+        if ((r = vkCreateBuffer(device_, &bci, nullptr, &plan.buffer)) != VK_SUCCESS)
+            return make_error(fmt::format("vkCreateBuffer({} bytes): {}", size, vk_result_name(r)), r);
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(device_, plan.buffer, &req);
+        plan.type_bits = req.memoryTypeBits;
+        plan.size = req.size;
+    }
+    // Host-visible and coherent; cached where offered (the CPU polls it), and
+    // not device-local (that would be the BAR, which the CPU must not read).
+    int type = -1, best = -1;
+    for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount; ++i) {
+        auto fl = mem_props_.memoryTypes[i].propertyFlags;
+        if (!(plan.type_bits & (1u << i)) || !(fl & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) ||
+            !(fl & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
+            continue;
+        int score = ((fl & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) ? 2 : 0) +
+                    (is_cpu() || !(fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) ? 1 : 0);
+        if (score > best) best = score, type = static_cast<int>(i);
+    }
+    if (type < 0) {
+        vkDestroyBuffer(device_, plan.buffer, nullptr);
+        return make_error("no host-visible coherent memory type for the device state block");
+    }
+    return allocate_for(plan, static_cast<std::uint32_t>(type), nullptr);
+}
+
+Result<std::unique_ptr<VulkanKernel>> VulkanKernel::create(VulkanDevice& dev, const std::uint32_t* spirv,
+                                                           std::size_t bytes, std::uint32_t push_bytes) {
+    std::unique_ptr<VulkanKernel> k(new VulkanKernel(dev));
+    VkDevice d = dev.device();
+    k->push_bytes_ = push_bytes;
+    VkShaderModuleCreateInfo sm{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    sm.codeSize = bytes;
+    sm.pCode = spirv;
+    VkResult r = vkCreateShaderModule(d, &sm, nullptr, &k->module_);
+    if (r != VK_SUCCESS) return make_error(fmt::format("vkCreateShaderModule: {}", vk_result_name(r)), r);
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pl.pushConstantRangeCount = push_bytes ? 1 : 0;
+    pl.pPushConstantRanges = &range;
+    if ((r = vkCreatePipelineLayout(d, &pl, nullptr, &k->layout_)) != VK_SUCCESS)
+        return make_error(fmt::format("vkCreatePipelineLayout: {}", vk_result_name(r)), r);
+    VkComputePipelineCreateInfo cp{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    cp.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    cp.stage.module = k->module_;
+    cp.stage.pName = "main";
+    cp.layout = k->layout_;
+    if ((r = vkCreateComputePipelines(d, VK_NULL_HANDLE, 1, &cp, nullptr, &k->pipeline_)) != VK_SUCCESS)
+        return make_error(fmt::format("vkCreateComputePipelines: {}", vk_result_name(r)), r);
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = dev.queue_family();
+    if ((r = vkCreateCommandPool(d, &pci, nullptr, &k->pool_)) != VK_SUCCESS)
+        return make_error(fmt::format("vkCreateCommandPool: {}", vk_result_name(r)), r);
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = k->pool_;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    if ((r = vkAllocateCommandBuffers(d, &cai, &k->cmd_)) != VK_SUCCESS)
+        return make_error(fmt::format("vkAllocateCommandBuffers: {}", vk_result_name(r)), r);
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if ((r = vkCreateFence(d, &fci, nullptr, &k->fence_)) != VK_SUCCESS)
+        return make_error(fmt::format("vkCreateFence: {}", vk_result_name(r)), r);
+    return k;
+}
+
+VulkanKernel::~VulkanKernel() {
+    VkDevice d = dev_.device();
+    if (fence_) vkDestroyFence(d, fence_, nullptr);
+    if (pool_) vkDestroyCommandPool(d, pool_, nullptr);
+    if (pipeline_) vkDestroyPipeline(d, pipeline_, nullptr);
+    if (layout_) vkDestroyPipelineLayout(d, layout_, nullptr);
+    if (module_) vkDestroyShaderModule(d, module_, nullptr);
+}
+
+Result<void> VulkanKernel::submit(std::uint32_t gx, std::uint32_t gy, std::uint32_t gz, const void* push,
+                                  std::uint32_t push_bytes) {
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkResetCommandBuffer(cmd_, 0);
+    vkBeginCommandBuffer(cmd_, &bi);
+    // Host writes before the dispatch (puts through the API) are made visible
+    // by the submission itself; the shader's writes are made visible to the
+    // host after it.
+    vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
+    if (push_bytes) vkCmdPushConstants(cmd_, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+    vkCmdDispatch(cmd_, gx, gy, gz);
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+    vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0,
+                         nullptr);
+    vkEndCommandBuffer(cmd_);
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd_;
+    std::unique_lock lk(dev_.queue_mutex(), std::defer_lock);
+    if (!dev_.separate_copy_queue()) lk.lock();
+    VkResult r = vkQueueSubmit(dev_.queue(), 1, &si, fence_);
+    if (r != VK_SUCCESS) return make_error(fmt::format("vkQueueSubmit: {}", vk_result_name(r)), r);
+    return {};
+}
+
+Result<void> VulkanKernel::wait() {
+    VkResult r = vkWaitForFences(dev_.device(), 1, &fence_, VK_TRUE, UINT64_MAX);
+    vkResetFences(dev_.device(), 1, &fence_);
+    if (r != VK_SUCCESS) return make_error(fmt::format("waiting for a dispatch: {}", vk_result_name(r)), r);
+    return {};
+}
+
+} // namespace vkshmem
