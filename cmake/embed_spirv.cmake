@@ -1,4 +1,4 @@
-# Turns a SPIR-V binary into a C++ header with a uint32_t array.
+# Turns a SPIR-V binary into a C/C++ header with a static uint32_t array.
 # cmake -DSPV=in.spv -DOUT=out.hpp -DNAME=symbol -P embed_spirv.cmake
 file(READ ${SPV} hex HEX)
 string(LENGTH "${hex}" n)
@@ -17,5 +17,5 @@ foreach(i RANGE 0 ${last} 8)
     string(APPEND words "\n")
   endif()
 endforeach()
-file(WRITE ${OUT} "// Generated from ${SPV} at build time.\n#pragma once\n#include <cstdint>\n"
-     "inline constexpr std::uint32_t ${NAME}[] = {\n${words}\n};\n")
+file(WRITE ${OUT} "/* Generated from ${SPV} at build time. */\n#pragma once\n#include <stdint.h>\n"
+     "static const uint32_t ${NAME}[] = {\n${words}\n};\n")

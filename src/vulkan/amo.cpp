@@ -3,7 +3,7 @@
 // operation on the device and returns the old value.
 #include "vulkan/device.hpp"
 
-#include "amo_spv.hpp"
+#include "amo_comp_spv.h"
 
 #include <cstring>
 #include <fmt/format.h>
@@ -22,8 +22,8 @@ Result<void> VulkanDevice::ensure_amo_pipeline() {
     if (amo_pipeline_) return {};
     if (!report_.shader_int64) return make_error(fmt::format("{} lacks shaderInt64", report_.name));
     VkShaderModuleCreateInfo sm{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    sm.codeSize = sizeof k_amo_spv;
-    sm.pCode = k_amo_spv;
+    sm.codeSize = sizeof amo_comp_spv;
+    sm.pCode = amo_comp_spv;
     VkResult r = vkCreateShaderModule(device_, &sm, nullptr, &amo_module_);
     if (r != VK_SUCCESS) return make_error(fmt::format("vkCreateShaderModule(amo): {}", vk_result_name(r)), r);
     VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(AmoPush)};

@@ -1,0 +1,57 @@
+# vkshmem_add_shaders(<target> SOURCES <file.comp|file.hlsl>... [OUTPUT_DIR <dir>])
+#
+# Compiles compute shaders that `#include "vkshmem.glsl"` (or "vkshmem.hlsl")
+# to SPIR-V with the device library's include path, validates each with
+# spirv-val, and embeds it as `<name>_spv.h` (a `uint32_t <name>_spv[]` array,
+# <name> being the file name with dots made underscores) in a directory added
+# to <target>'s include path. GLSL targets Vulkan 1.2; HLSL (through glslang)
+# targets Vulkan 1.1, the newest that spirv-val accepts for its buffers.
+include_guard(GLOBAL)
+
+find_program(VKSHMEM_GLSLC glslc REQUIRED)
+find_program(VKSHMEM_GLSLANG glslangValidator REQUIRED)
+find_program(VKSHMEM_SPIRV_VAL spirv-val REQUIRED)
+set(VKSHMEM_SHADER_INCLUDE_DIRS ${CMAKE_CURRENT_LIST_DIR}/../shaders ${CMAKE_CURRENT_LIST_DIR}/../shaders/generated
+    CACHE INTERNAL "vkshmem device library include directories")
+set(VKSHMEM_EMBED_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/embed_spirv.cmake CACHE INTERNAL "")
+
+function(vkshmem_add_shaders target)
+  cmake_parse_arguments(ARG "" "OUTPUT_DIR" "SOURCES" ${ARGN})
+  if(NOT ARG_OUTPUT_DIR)
+    set(ARG_OUTPUT_DIR ${CMAKE_CURRENT_BINARY_DIR}/${target}_shaders)
+  endif()
+  set(includes "")
+  foreach(dir IN LISTS VKSHMEM_SHADER_INCLUDE_DIRS)
+    list(APPEND includes -I${dir})
+  endforeach()
+  set(headers "")
+  foreach(src IN LISTS ARG_SOURCES)
+    get_filename_component(abs ${src} ABSOLUTE)
+    get_filename_component(name ${src} NAME)
+    string(MAKE_C_IDENTIFIER ${name} ident)
+    set(spv ${ARG_OUTPUT_DIR}/${name}.spv)
+    set(hdr ${ARG_OUTPUT_DIR}/${ident}_spv.h)
+    if(name MATCHES "\\.hlsl$")
+      set(compile ${VKSHMEM_GLSLANG} -D -V --target-env vulkan1.1 -S comp -e main ${includes} -o ${spv} ${abs})
+      set(env vulkan1.1)
+    else()
+      set(compile ${VKSHMEM_GLSLC} --target-env=vulkan1.2 -O -MD -MF ${spv}.d ${includes} -o ${spv} ${abs})
+      set(env vulkan1.2)
+    endif()
+    set(depfile "")
+    if(NOT name MATCHES "\\.hlsl$")
+      set(depfile DEPFILE ${spv}.d)
+    endif()
+    add_custom_command(OUTPUT ${hdr}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${ARG_OUTPUT_DIR}
+      COMMAND ${compile}
+      COMMAND ${VKSHMEM_SPIRV_VAL} --target-env ${env} ${spv}
+      COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DOUT=${hdr} -DNAME=${ident}_spv -P ${VKSHMEM_EMBED_SCRIPT}
+      DEPENDS ${abs} ${VKSHMEM_EMBED_SCRIPT}
+      ${depfile}
+      COMMENT "Compiling shader ${name}")
+    list(APPEND headers ${hdr})
+  endforeach()
+  target_sources(${target} PRIVATE ${headers})
+  target_include_directories(${target} PRIVATE ${ARG_OUTPUT_DIR})
+endfunction()
