@@ -3,9 +3,10 @@
 
 Reads tools/gen/types.py and writes, relative to the repository root (or to
 --out DIR):
-  include/vkshmem/shmem_typed.h     C prototypes + C11 _Generic macros
-  src/api/generated/*.cpp           extern "C" forwarders into src/api/typed.hpp
-  src/api/generated/sources.cmake   VKSHMEM_GENERATED_SOURCES
+  include/vkshmem/shmem_typed.h        C prototypes + C11 _Generic macros
+  src/api/generated/*.cpp              extern "C" forwarders into src/api/typed.hpp
+  src/api/generated/sources.cmake      VKSHMEM_GENERATED_SOURCES
+  shaders/generated/vkshmem_typed.glsl typed/sized GLSL routines over shaders/vkshmem.glsl
 
 Output is deterministic; files whose content is unchanged are not rewritten.
 """
@@ -239,8 +240,94 @@ def render_sources(files):
     return "\n".join(out) + "\n"
 
 
+# ---------------------------------------------------------------------------
+# GLSL device library
+# ---------------------------------------------------------------------------
+
+def glsl_instances(tables, list_name, needs_value):
+    """Substitution dictionaries of one GLSL type list, in table order."""
+    if list_name == "sized":
+        return [{"SIZE": r["size"], "BYTES": str(r["bytes"])} for r in tables.GLSL_SIZED]
+    if list_name not in tables.TYPE_SETS:
+        raise GenError(f"unknown type list {list_name!r}")
+    out = []
+    for name in tables.TYPE_SETS[list_name]:
+        g = tables.GLSL_TYPES.get(name)
+        if g is None or (needs_value and g["glsl"] is None):
+            continue
+        inst = {"TYPENAME": name, "BYTES": str(g["size"]), "_to": g["to_bits"], "_from": g["from_bits"]}
+        if g["glsl"] is not None:
+            if g["size"] not in (4, 8):
+                raise GenError(f"GLSL type {g['glsl']} of {name}: value types must be 4 or 8 bytes")
+            wide = g["size"] == 8
+            inst.update({"TYPE": g["glsl"], "W": "64" if wide else "32", "BITS": "uint64_t" if wide else "uint",
+                         "SGN": "true" if g["signed"] else "false"})
+        out.append(inst)
+    return out
+
+
+def glsl_routines(tables):
+    """Returns [(family, op, [routine text lines, ...]), ...] and the routine count."""
+    seen = set()
+    out = []
+    total = 0
+    for fam in tables.GLSL_FAMILIES:
+        for op in fam["ops"]:
+            where = f"{fam['id']}/{op['name']}"
+            needs_value = "{TYPE}" in op["ret"] or any("{TYPE}" in t for t, _ in op["params"])
+            lines = []
+            for list_name in op["types"]:
+                for inst in glsl_instances(tables, list_name, needs_value):
+                    keys = dict(inst)
+                    for t, n in op["params"]:
+                        if t == "{TYPE}":
+                            keys[f"{n}_bits"] = inst["_to"].format(n)
+                    name = subst(op["name"], keys, where)
+                    if name in seen:
+                        raise GenError(f"GLSL routine {name} generated twice")
+                    seen.add(name)
+                    ret = subst(op["ret"], keys, where)
+                    params = ", ".join(f"{subst(t, keys, where)} {n}" for t, n in op["params"])
+                    body = subst(op["body"], keys, where)
+                    if op["ret"] == "{TYPE}":
+                        body = "return " + inst["_from"].format(body) + ";"
+                    elif ret != "void":
+                        body = f"return {body};"
+                    else:
+                        body += ";"
+                    head = f"{ret} {name}({params})"
+                    one = f"{head} {{ {body} }}"
+                    lines += [one] if len(one) <= WRAP else [head, f"{{ {body} }}"]
+                    total += 1
+            out.append((fam, op, lines))
+    return out, total
+
+
+def render_glsl(tables):
+    groups, total = glsl_routines(tables)
+    out = [
+        f"/* {MARKER}. */",
+        "/*",
+        f" * vkshmem_typed.glsl: the {total} typed and sized routines of the GLSL device library,",
+        " * one-line wrappers over the core of shaders/vkshmem.glsl. Included at the end of",
+        " * vkshmem.glsl: include that instead.",
+        " */",
+        "#ifndef VKSHMEM_TYPED_GLSL",
+        "#define VKSHMEM_TYPED_GLSL",
+    ]
+    last_fam = None
+    for fam, op, lines in groups:
+        if fam is not last_fam:
+            out += ["", f"/* ==== {fam['title']} {'=' * max(4, 90 - len(fam['title']))} */"]
+            last_fam = fam
+        out += ["", f"/* {placeholder_name(op['name'])} */"]
+        out += lines
+    out += ["", "#endif /* VKSHMEM_TYPED_GLSL */"]
+    return "\n".join(out) + "\n", total
+
+
 def generate(tables):
-    """Returns ({relative path: content}, {family id: routine count})."""
+    """Returns ({relative path: content}, {family id: C routine count}, GLSL routine count)."""
     expanded = expand(tables)
     outputs = {tables.HEADER: render_header(tables, expanded)}
     by_file = {}
@@ -254,10 +341,11 @@ def generate(tables):
                            "give one of its families another file in types.py")
         outputs[path] = text
     outputs[tables.SOURCES_CMAKE] = render_sources(list(by_file))
+    outputs[tables.GLSL_HEADER], glsl_total = render_glsl(tables)
     counts = {}
     for fam, _, routines in expanded:
         counts[fam["id"]] = counts.get(fam["id"], 0) + len(routines)
-    return outputs, counts
+    return outputs, counts, glsl_total
 
 
 def write(outputs, dest_root):
@@ -299,14 +387,14 @@ def main(argv=None):
     args = ap.parse_args(argv)
     try:
         tables = load_tables()
-        outputs, counts = generate(tables)
+        outputs, counts, glsl_total = generate(tables)
     except GenError as e:
         print(f"gen.py: error: {e}", file=sys.stderr)
         return 1
     changed, removed = write(outputs, os.path.abspath(args.out) if args.out else ROOT)
     if not args.quiet:
         per = ", ".join(f"{k} {v}" for k, v in counts.items())
-        print(f"gen.py: {sum(counts.values())} C routines ({per}); "
+        print(f"gen.py: {sum(counts.values())} C routines ({per}), {glsl_total} GLSL routines; "
               f"{len(outputs)} files, {changed} updated, {removed} stale removed")
     return 0
 

@@ -247,3 +247,158 @@ SOURCES_CMAKE = "src/api/generated/sources.cmake"
 # The most lines one generated C++ file may have; move a family to another
 # file (its "file" above) when the generator reports one is over.
 MAX_CPP_LINES = 1500
+
+# ---------------------------------------------------------------------------
+# GLSL device library (shaders/generated/vkshmem_typed.glsl)
+# ---------------------------------------------------------------------------
+# How a TYPENAME appears in GLSL compute shaders (GL_EXT_shader_explicit_arithmetic_types_int64).
+# A type missing here has no GLSL routines (long double: no GLSL type, platform layout).
+#   glsl    the GLSL type of values, or None: the type gets only the bulk routines (put/get/...,
+#           which take addresses and counts), not p/g/atomics/waits, because GLSL has no 8/16-bit
+#           arithmetic types without extra device features, and sub-word stores need masking
+#   size    bytes per element (long/size/ptrdiff: LP64, as on every platform vkshmem supports)
+#   signed  compared as signed by wait_until/test
+#   to_bits / from_bits  the conversion to and from the core's bit pattern (uint or uint64_t);
+#           {} is the value
+
+
+def _gl(glsl, size, signed=False, to_bits="{}", from_bits="{}"):
+    return {"glsl": glsl, "size": size, "signed": signed, "to_bits": to_bits, "from_bits": from_bits}
+
+
+_GL_I32 = _gl("int", 4, True, "uint({})", "int({})")
+_GL_U32 = _gl("uint", 4)
+_GL_I64 = _gl("int64_t", 8, True, "uint64_t({})", "int64_t({})")
+_GL_U64 = _gl("uint64_t", 8)
+
+GLSL_TYPES = {
+    "float": _gl("float", 4, True, "floatBitsToUint({})", "uintBitsToFloat({})"),
+    "double": _gl("double", 8, True, "doubleBitsToUint64({})", "uint64BitsToDouble({})"),
+    "char": _gl(None, 1),
+    "schar": _gl(None, 1),
+    "short": _gl(None, 2),
+    "int": _GL_I32,
+    "long": _GL_I64,
+    "longlong": _GL_I64,
+    "uchar": _gl(None, 1),
+    "ushort": _gl(None, 2),
+    "uint": _GL_U32,
+    "ulong": _GL_U64,
+    "ulonglong": _GL_U64,
+    "int8": _gl(None, 1),
+    "int16": _gl(None, 2),
+    "int32": _GL_I32,
+    "int64": _GL_I64,
+    "uint8": _gl(None, 1),
+    "uint16": _gl(None, 2),
+    "uint32": _GL_U32,
+    "uint64": _GL_U64,
+    "size": _GL_U64,
+    "ptrdiff": _GL_I64,
+}
+
+# Sized routines in GLSL (shmem_put32, ...): the name suffix and the bytes per element.
+GLSL_SIZED = [
+    {"size": "8", "bytes": 1},
+    {"size": "16", "bytes": 2},
+    {"size": "32", "bytes": 4},
+    {"size": "64", "bytes": 8},
+    {"size": "128", "bytes": 16},
+]
+
+
+# A GLSL routine: its name, return type and parameters (patterns), and the body: one call into the
+# hand-written core of shaders/vkshmem.glsl.
+#   types  type lists: TYPE_SETS keys (restricted to GLSL_TYPES, and to types with a GLSL value
+#          type when the routine has a {TYPE} parameter or result) or "sized"
+# Placeholders: {TYPENAME}, {TYPE} (GLSL type), {BYTES} (element size), {W} (core width: 32 or
+# 64), {BITS} (core type: uint or uint64_t), {SGN} (true/false), {SIZE} (sized only), and
+# {<param>_bits} for each {TYPE} parameter (the value as core bits). A {TYPE} result is converted
+# back from the core's bits.
+def glsl_op(name, ret, params, body, types):
+    return {"name": name, "ret": ret, "params": params, "body": body, "types": types}
+
+
+_G_CONTIG = [("uint64_t", "dest"), ("uint64_t", "source"), ("uint64_t", "nelems"), ("int", "pe")]
+_G_SIGNAL = _G_CONTIG[:3] + [("uint64_t", "sig_addr"), ("uint64_t", "signal"), ("int", "sig_op"), ("int", "pe")]
+_G_DEST_PE = [("uint64_t", "dest"), ("int", "pe")]
+_G_DEST_VALUE_PE = [("uint64_t", "dest"), ("{TYPE}", "value"), ("int", "pe")]
+_G_WAIT = [("uint64_t", "ivar"), ("int", "cmp"), ("{TYPE}", "cmp_value")]
+_G_BYTES = "nelems * uint64_t({BYTES})"
+
+
+def _g_amo(op, fetch, operand="{BITS}(0)", cond="{BITS}(0)", target="dest"):
+    return f"vkshmem_amo{{W}}_({target}, VKSHMEM_AMO_{op}, {operand}, {cond}, pe, {fetch})"
+
+
+GLSL_FAMILIES = [
+    family("glsl_rma", "Remote memory access", None, [
+        glsl_op("shmem_{TYPENAME}_put", "void", _G_CONTIG, "vkshmem_put_(dest, source, " + _G_BYTES + ", pe)", _RMA),
+        glsl_op("shmem_{TYPENAME}_get", "void", _G_CONTIG, "vkshmem_get_(dest, source, " + _G_BYTES + ", pe)", _RMA),
+        glsl_op("shmem_{TYPENAME}_put_nbi", "void", _G_CONTIG, "vkshmem_put_(dest, source, " + _G_BYTES + ", pe)",
+                _RMA),
+        glsl_op("shmem_{TYPENAME}_get_nbi", "void", _G_CONTIG, "vkshmem_get_(dest, source, " + _G_BYTES + ", pe)",
+                _RMA),
+        glsl_op("shmem_{TYPENAME}_put_wg", "void", _G_CONTIG, "vkshmem_put_wg_(dest, source, " + _G_BYTES + ", pe)",
+                _RMA),
+        glsl_op("shmem_{TYPENAME}_get_wg", "void", _G_CONTIG, "vkshmem_get_wg_(dest, source, " + _G_BYTES + ", pe)",
+                _RMA),
+        glsl_op("shmem_{TYPENAME}_p", "void", _G_DEST_VALUE_PE, "vkshmem_p{W}_(dest, {value_bits}, pe)", _RMA),
+        glsl_op("shmem_{TYPENAME}_g", "{TYPE}", [("uint64_t", "source"), ("int", "pe")], "vkshmem_g{W}_(source, pe)",
+                _RMA),
+    ]),
+    family("glsl_rma_sized", "Remote memory access, sized", None, [
+        glsl_op("shmem_put{SIZE}", "void", _G_CONTIG, "vkshmem_put_(dest, source, " + _G_BYTES + ", pe)", ["sized"]),
+        glsl_op("shmem_get{SIZE}", "void", _G_CONTIG, "vkshmem_get_(dest, source, " + _G_BYTES + ", pe)", ["sized"]),
+        glsl_op("shmem_put{SIZE}_nbi", "void", _G_CONTIG, "vkshmem_put_(dest, source, " + _G_BYTES + ", pe)",
+                ["sized"]),
+        glsl_op("shmem_get{SIZE}_nbi", "void", _G_CONTIG, "vkshmem_get_(dest, source, " + _G_BYTES + ", pe)",
+                ["sized"]),
+        glsl_op("shmem_put{SIZE}_wg", "void", _G_CONTIG, "vkshmem_put_wg_(dest, source, " + _G_BYTES + ", pe)",
+                ["sized"]),
+        glsl_op("shmem_get{SIZE}_wg", "void", _G_CONTIG, "vkshmem_get_wg_(dest, source, " + _G_BYTES + ", pe)",
+                ["sized"]),
+    ]),
+    family("glsl_signal", "Put with signal", None, [
+        glsl_op("shmem_{TYPENAME}_put_signal", "void", _G_SIGNAL,
+                "vkshmem_put_signal_(dest, source, " + _G_BYTES + ", sig_addr, signal, sig_op, pe)", _RMA),
+        glsl_op("shmem_{TYPENAME}_put_signal_nbi", "void", _G_SIGNAL,
+                "vkshmem_put_signal_(dest, source, " + _G_BYTES + ", sig_addr, signal, sig_op, pe)", _RMA),
+        glsl_op("shmem_put{SIZE}_signal", "void", _G_SIGNAL,
+                "vkshmem_put_signal_(dest, source, " + _G_BYTES + ", sig_addr, signal, sig_op, pe)", ["sized"]),
+        glsl_op("shmem_put{SIZE}_signal_nbi", "void", _G_SIGNAL,
+                "vkshmem_put_signal_(dest, source, " + _G_BYTES + ", sig_addr, signal, sig_op, pe)", ["sized"]),
+    ]),
+    family("glsl_amo", "Atomic memory operations", None, [
+        glsl_op("shmem_{TYPENAME}_atomic_fetch", "{TYPE}", [("uint64_t", "source"), ("int", "pe")],
+                _g_amo("FETCH", "true", target="source"), _EXT),
+        glsl_op("shmem_{TYPENAME}_atomic_set", "void", _G_DEST_VALUE_PE, _g_amo("SET", "false", "{value_bits}"), _EXT),
+        glsl_op("shmem_{TYPENAME}_atomic_swap", "{TYPE}", _G_DEST_VALUE_PE, _g_amo("SWAP", "true", "{value_bits}"),
+                _EXT),
+        glsl_op("shmem_{TYPENAME}_atomic_compare_swap", "{TYPE}",
+                [("uint64_t", "dest"), ("{TYPE}", "cond"), ("{TYPE}", "value"), ("int", "pe")],
+                _g_amo("COMPARE_SWAP", "true", "{value_bits}", "{cond_bits}"), _STD),
+        glsl_op("shmem_{TYPENAME}_atomic_fetch_inc", "{TYPE}", _G_DEST_PE, _g_amo("ADD", "true", "{BITS}(1)"), _STD),
+        glsl_op("shmem_{TYPENAME}_atomic_inc", "void", _G_DEST_PE, _g_amo("ADD", "false", "{BITS}(1)"), _STD),
+        glsl_op("shmem_{TYPENAME}_atomic_fetch_add", "{TYPE}", _G_DEST_VALUE_PE, _g_amo("ADD", "true", "{value_bits}"),
+                _STD),
+        glsl_op("shmem_{TYPENAME}_atomic_add", "void", _G_DEST_VALUE_PE, _g_amo("ADD", "false", "{value_bits}"), _STD),
+        glsl_op("shmem_{TYPENAME}_atomic_fetch_and", "{TYPE}", _G_DEST_VALUE_PE, _g_amo("AND", "true", "{value_bits}"),
+                _BIT),
+        glsl_op("shmem_{TYPENAME}_atomic_and", "void", _G_DEST_VALUE_PE, _g_amo("AND", "false", "{value_bits}"), _BIT),
+        glsl_op("shmem_{TYPENAME}_atomic_fetch_or", "{TYPE}", _G_DEST_VALUE_PE, _g_amo("OR", "true", "{value_bits}"),
+                _BIT),
+        glsl_op("shmem_{TYPENAME}_atomic_or", "void", _G_DEST_VALUE_PE, _g_amo("OR", "false", "{value_bits}"), _BIT),
+        glsl_op("shmem_{TYPENAME}_atomic_fetch_xor", "{TYPE}", _G_DEST_VALUE_PE, _g_amo("XOR", "true", "{value_bits}"),
+                _BIT),
+        glsl_op("shmem_{TYPENAME}_atomic_xor", "void", _G_DEST_VALUE_PE, _g_amo("XOR", "false", "{value_bits}"), _BIT),
+    ]),
+    family("glsl_p2p", "Point-to-point synchronization", None, [
+        glsl_op("shmem_{TYPENAME}_wait_until", "void", _G_WAIT,
+                "vkshmem_wait{W}_(ivar, cmp, {cmp_value_bits}, {SGN}, VKSHMEM_WAIT_ID_WAIT_UNTIL)", _P2P),
+        glsl_op("shmem_{TYPENAME}_test", "int", _G_WAIT, "vkshmem_test{W}_(ivar, cmp, {cmp_value_bits}, {SGN})", _P2P),
+    ]),
+]
+
+# The generated GLSL file (included at the end of shaders/vkshmem.glsl).
+GLSL_HEADER = "shaders/generated/vkshmem_typed.glsl"
