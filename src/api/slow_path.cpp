@@ -64,6 +64,15 @@ const DeviceMemory* unmapped_local(const void* p, std::size_t* off) {
     *off = reinterpret_cast<std::uintptr_t>(p) - g_state.space[s].lo;
     return g_runtime->memory().device_memory(g_state.my_pe, static_cast<Space>(s));
 }
+// A local buffer inside this PE's host heap, large enough that a direct DMA
+// copy beats staging: the host heap's Vulkan memory and the offset.
+const DeviceMemory* host_heap_side(const void* p, std::size_t n, std::size_t* off) {
+    if (n < (64u << 10) || space_of(p) != kHostHeap) return nullptr;
+    const DeviceMemory* h = g_runtime->memory().device_memory(g_state.my_pe, kHostHeap);
+    if (!h || !h->buffer) return nullptr;
+    *off = reinterpret_cast<std::uintptr_t>(p) - g_state.space[kHostHeap].lo;
+    return h;
+}
 } // namespace
 
 void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call) {
@@ -91,6 +100,13 @@ void put_slow(const Target& t, const void* src, std::size_t n, int pe, const cha
     }
     const DeviceMemory* m = device_side(t, pe);
     if (!m) unreachable(t, pe, call);
+    std::size_t host_off = 0;
+    if (const DeviceMemory* h = host_heap_side(src, n, &host_off)) {
+        // From the host heap, which the device already reaches: one DMA copy,
+        // no staging.
+        if (auto r = dev->copy(*m, t.offset, *h, host_off, n); !r) fatal(call, "{}", r.error().message);
+        return;
+    }
     if (auto r = dev->write(*m, t.offset, src, n); !r) fatal(call, "{}", r.error().message);
 }
 
@@ -113,6 +129,11 @@ void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* cal
     // The CPU never reads a BAR: even a one-element get goes through a copy.
     const DeviceMemory* m = device_side(t, pe);
     if (!m) unreachable(t, pe, call);
+    std::size_t host_off = 0;
+    if (const DeviceMemory* h = host_heap_side(dst, n, &host_off)) {
+        if (auto r = dev->copy(*h, host_off, *m, t.offset, n); !r) fatal(call, "{}", r.error().message);
+        return;
+    }
     if (auto r = dev->read(dst, *m, t.offset, n); !r) fatal(call, "{}", r.error().message);
 }
 

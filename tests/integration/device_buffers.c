@@ -71,6 +71,24 @@ int main(void) {
     for (int i = 0; i < N - 1; i++)
         if (back[i] != priv[i]) return fail(me, "device-heap destination of a device get", i, back[i], priv[i]);
 
+    /* Large transfers between the host heap and a device heap: DMA copies
+     * straight from and into the host heap (no staging). */
+    const size_t big = 300007; /* bytes; odd on purpose */
+    unsigned char *h_big = shmem_malloc(big), *d_big = shmemx_device_malloc(big), *h_back = shmem_malloc(big);
+    if (!h_big || !d_big || !h_back) return fail(me, "allocation", 1, 0, 1);
+    for (size_t i = 0; i < big; i++) h_big[i] = (unsigned char)(rand() >> 7);
+    for (size_t i = 0; i < big; i++) h_back[i] = 0xa5;
+    shmem_barrier_all();
+    shmem_putmem(d_big, h_big, big, next);   /* host heap -> peer device heap */
+    shmem_barrier_all();
+    shmem_getmem(h_back, d_big, big - 1, me); /* own device heap -> host heap */
+    unsigned char *prev_big = malloc(big);
+    shmem_getmem(prev_big, h_big, big, prev);
+    for (size_t i = 0; i + 1 < big; i++)
+        if (h_back[i] != prev_big[i]) return fail(me, "large host-heap <-> device-heap copy", (int)i, h_back[i], prev_big[i]);
+    if (h_back[big - 1] != 0xa5) return fail(me, "large copy past the end", (int)(big - 1), h_back[big - 1], 0xa5);
+    free(prev_big);
+
     shmem_barrier_all();
     if (me == 0) printf("device_buffers: %d PEs OK\n", n);
     free(want);
