@@ -2,7 +2,7 @@
 // Vulkan operation it should approach, measured in the same run.
 //
 //   oshrun -np 2 vkshmem-gpu-perf [--mib N]          (PE 0 measures, PE 1 is the target)
-//   VKSHMEM_FORCE_PROXY=1 ... adds nothing: the proxy round trip forces itself
+//   VKSHMEM_FORCE_PROXY=1 ...  makes the last row the shader -> proxy -> peer round trip
 //
 // Rows: compute-shader device-to-device copy (raw) vs shader put into the
 // peer's device heap; vkCmdCopyBuffer host->device (raw) vs host put from
@@ -188,7 +188,12 @@ int main(int argc, char** argv) {
         std::printf("%-58s %9.1f GB/s %10.0f %%\n", "host putmem, host heap -> peer's device heap",
                     bytes / t_hput / 1e9, 100.0 * (bytes / t_hput / 1e9) / raw_h2d);
         std::printf("%-58s %9.3f us\n", "8-byte host put + quiet into the peer's device heap", t_small * 1e6);
-        std::printf("%-58s %9.3f us\n", "shader put + quiet through the proxy (round trip)", t_rtt * 1e6);
+        const char* proxy = std::getenv("VKSHMEM_FORCE_PROXY");
+        const bool forced = proxy && std::strcmp(proxy, "0") != 0;
+        std::printf("%-58s %9.3f us\n",
+                    forced ? "shader put + quiet through the proxy (round trip)"
+                           : "shader put + quiet, direct (VKSHMEM_FORCE_PROXY=1: proxy)",
+                    t_rtt * 1e6);
         vkshmemx_kernel_destroy(copy);
         vkshmemx_kernel_destroy(put);
         vkshmemx_kernel_destroy(rtt);
