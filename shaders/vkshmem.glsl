@@ -71,25 +71,48 @@
 #ifndef VKSHMEM_BUDGET_CELLS
 #define VKSHMEM_BUDGET_CELLS 256u
 #endif
-/* Checks per iteration of a wait loop (8, 16 or 32): one iteration is one "poll" of
- * state.wait_polls. On lavapipe an iteration of 32 costs about 0.45 us, so the 65,535-iteration
- * cap still allows a wait of about 30 ms per subgroup; fewer checks make shaders compile faster
- * and waits shorter. */
-#ifndef VKSHMEM_POLL_UNROLL
-#define VKSHMEM_POLL_UNROLL 32
+/* Back-off after each poll of a wait: dependent float divisions, which touch no memory (cheap to
+ * compile, no per-lane code) but take time. VKSHMEM_POLL_DELAY on devices with device fences
+ * (GPUs: a short pause between polls), VKSHMEM_POLL_DELAY_NOFENCE where the pipeline was
+ * specialised without them (lavapipe): there every loop iteration counts against the 65,535
+ * that the driver allows a subgroup, so a long back-off (about 4 us) is what lets a wait last
+ * long enough (60,000 polls: about a quarter of a second) for a proxy or another PE's shader on
+ * a crowded CPU. One poll is one iteration of state.wait_polls. 0, 16, 64, 256 or 1024. */
+#ifndef VKSHMEM_POLL_DELAY
+#define VKSHMEM_POLL_DELAY 16
+#endif
+#ifndef VKSHMEM_POLL_DELAY_NOFENCE
+#define VKSHMEM_POLL_DELAY_NOFENCE 1024
+#endif
+/* Units (16-byte blocks or 4-byte words) a copy loop moves per iteration and invocation: 2 or 4.
+ * More units per iteration let one invocation copy more within the loop budget; fewer make
+ * shaders compile faster. */
+#ifndef VKSHMEM_COPY_UNROLL
+#define VKSHMEM_COPY_UNROLL 4
 #endif
 
+#define VKSHMEM_REP2_(S) S S
 #define VKSHMEM_REP4_(S) S S S S
 #define VKSHMEM_REP8_(S) S S S S S S S S
-#if VKSHMEM_POLL_UNROLL == 8
-#define VKSHMEM_REP_POLL_(S) VKSHMEM_REP8_(S)
-#elif VKSHMEM_POLL_UNROLL == 16
-#define VKSHMEM_REP_POLL_(S) VKSHMEM_REP8_(S) VKSHMEM_REP8_(S)
-#elif VKSHMEM_POLL_UNROLL == 32
-#define VKSHMEM_REP_POLL_(S) VKSHMEM_REP8_(S) VKSHMEM_REP8_(S) VKSHMEM_REP8_(S) VKSHMEM_REP8_(S)
+#if VKSHMEM_COPY_UNROLL == 2
+#define VKSHMEM_REP_COPY_(S) VKSHMEM_REP2_(S)
+#elif VKSHMEM_COPY_UNROLL == 4
+#define VKSHMEM_REP_COPY_(S) VKSHMEM_REP4_(S)
 #else
-#error "VKSHMEM_POLL_UNROLL must be 8, 16 or 32"
+#error "VKSHMEM_COPY_UNROLL must be 2 or 4"
 #endif
+#define VKSHMEM_DIV_ f = f / q + 1.0;
+#define VKSHMEM_DIV16_ VKSHMEM_REP2_(VKSHMEM_REP8_(VKSHMEM_DIV_))
+#define VKSHMEM_DIV64_ VKSHMEM_REP4_(VKSHMEM_DIV16_)
+#define VKSHMEM_DIV256_ VKSHMEM_REP4_(VKSHMEM_DIV64_)
+#define VKSHMEM_DIV1024_ VKSHMEM_REP4_(VKSHMEM_DIV256_)
+#define VKSHMEM_DIVS_0
+#define VKSHMEM_DIVS_16 VKSHMEM_DIV16_
+#define VKSHMEM_DIVS_64 VKSHMEM_DIV64_
+#define VKSHMEM_DIVS_256 VKSHMEM_DIV256_
+#define VKSHMEM_DIVS_1024 VKSHMEM_DIV1024_
+#define VKSHMEM_DIVS_X_(n) VKSHMEM_DIVS_##n
+#define VKSHMEM_DIVS_(n) VKSHMEM_DIVS_X_(n)
 
 /* ---- Buffer references ----------------------------------------------------------------------- */
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_state_ref_ {
@@ -100,9 +123,6 @@ layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer vk
 };
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_ring_ref_ {
     vkshmem_ring_layout r;
-};
-layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer vkshmem_req_ref_ {
-    vkshmem_request_layout q;
 };
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer vkshmem_w32_ { uint v; };
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_w64_ { uint64_t v; };
@@ -118,7 +138,8 @@ vkshmem_peers_ref_ vkshmem_peers_;
 vkshmem_ring_ref_ vkshmem_ring_;
 uint vkshmem_flags_, vkshmem_polls_;
 uint vkshmem_slots_, vkshmem_pbytes_;
-uint64_t vkshmem_reqs_, vkshmem_payload_;
+uint64_t vkshmem_reqs_, vkshmem_payload_, vkshmem_ring_addr_;
+float vkshmem_spin_, vkshmem_spin_q_, vkshmem_spin_stop_; /* the back-off chain (vkshmem_backoff_) */
 bool vkshmem_pending_ = false; /* this invocation has proxy tickets that may not be complete */
 uint vkshmem_last_ticket_ = 0u;
 
@@ -134,6 +155,28 @@ void vkshmem_error_(uint code, uint info) {
 }
 
 uint vkshmem_clamp32_(uint64_t v) { return v > uint64_t(0xffffffffu) ? 0xffffffffu : uint(v); }
+
+/* ---- Ordering --------------------------------------------------------------------------------- */
+/* Device-scope ordering, unless the pipeline was specialised for a device that cannot take it
+ * in divergent code (VKSHMEM_SPEC_DEVICE_FENCES false: lavapipe, where relaxed atomics are
+ * ordered by the CPU). The condition is a specialization constant, so the unused side is gone
+ * before the driver compiles the shader. */
+#ifdef VKSHMEM_DEVICE_FENCES
+const bool vkshmem_fences_ = VKSHMEM_DEVICE_FENCES != 0;
+#else
+layout(constant_id = VKSHMEM_SPEC_DEVICE_FENCES) const bool vkshmem_fences_ = true;
+#endif
+void vkshmem_fence_() {
+    if (vkshmem_fences_) memoryBarrierBuffer();
+}
+/* Polls are relaxed atomic loads; a wait that succeeds then calls vkshmem_fence_() (acquire), and
+ * a hand-off calls it before its relaxed atomic store (release). So no barrier sits in a loop. */
+uint vkshmem_ld32_(uint64_t a) {
+    return atomicLoad(vkshmem_w32_(a).v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+}
+uint64_t vkshmem_ld64_(uint64_t a) {
+    return atomicLoad(vkshmem_w64_(a).v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+}
 
 /* ---- Loop budget (per subgroup) -------------------------------------------------------------- */
 uint vkshmem_budget_cell_() { return gl_SubgroupID & (VKSHMEM_BUDGET_CELLS - 1u); }
@@ -177,11 +220,24 @@ void vkshmem_charge_(uint iters) {
  * same budget. Returns false (and charges nothing) when they do not fit. */
 bool vkshmemx_budget_charge(uint iters) { return vkshmem_reserve_(iters); }
 
-/* Iterations a bounded wait may run: wait_polls, or what the budget leaves (2 kept for the loop's
- * own entry and exit). */
+/* Iterations a bounded wait may run: wait_polls, or what the budget leaves (3 kept for the loop's
+ * own entry and exit and a last check). */
 uint vkshmem_wait_iters_() {
     uint left = vkshmemx_budget_left();
-    return min(vkshmem_polls_, left > 2u ? left - 2u : 0u);
+    return min(vkshmem_polls_, left > 3u ? left - 3u : 0u);
+}
+
+/* The back-off between polls. The chain stays positive and the stop value is negative, so this
+ * never returns true; the compiler cannot know, so it keeps the divisions. */
+bool vkshmem_backoff_() {
+    float f = vkshmem_spin_, q = vkshmem_spin_q_;
+    if (vkshmem_fences_) {
+        VKSHMEM_DIVS_(VKSHMEM_POLL_DELAY)
+    } else {
+        VKSHMEM_DIVS_(VKSHMEM_POLL_DELAY_NOFENCE)
+    }
+    vkshmem_spin_ = f;
+    return f == vkshmem_spin_stop_;
 }
 
 void vkshmem_wait_failed_(uint code, uint id, uint ran) {
@@ -208,10 +264,14 @@ void vkshmem_init(uint64_t state) {
             vkshmem_peers_ = vkshmem_peers_ref_(vkshmem_st_.s.peers);
             vkshmem_flags_ = vkshmem_st_.s.flags;
             vkshmem_polls_ = max(vkshmem_st_.s.wait_polls, 1u);
+            vkshmem_spin_ = float(vkshmem_polls_);
+            vkshmem_spin_q_ = float(vkshmem_polls_ | 3u);
+            vkshmem_spin_stop_ = -float(vkshmem_st_.s.magic);
             vkshmem_slots_ = 0u;
             vkshmem_pbytes_ = 0u;
             if (vkshmem_st_.s.ring != uint64_t(0)) {
-                vkshmem_ring_ = vkshmem_ring_ref_(vkshmem_st_.s.ring);
+                vkshmem_ring_addr_ = vkshmem_st_.s.ring;
+                vkshmem_ring_ = vkshmem_ring_ref_(vkshmem_ring_addr_);
                 vkshmem_slots_ = vkshmem_ring_.r.slots;
                 vkshmem_pbytes_ = vkshmem_ring_.r.payload_bytes;
                 vkshmem_reqs_ = vkshmem_ring_.r.requests;
@@ -286,9 +346,10 @@ uint64_t shmem_ptr(uint64_t dest, int pe) {
 uint vkshmem_load_bytes_(uint64_t src, uint k) {
     uint64_t sa = src & ~uint64_t(3);
     uint sh = uint(src & uint64_t(3)) * 8u;
-    uint v = vkshmem_w32_(sa).v >> sh;
-    if (sh + 8u * k > 32u) v |= vkshmem_w32_(sa + uint64_t(4)).v << (32u - sh);
-    return v;
+    uint lo = vkshmem_w32_(sa).v;
+    /* the next word only when the bytes reach into it */
+    uint hi = vkshmem_w32_(sa + uint64_t(sh + 8u * k > 32u ? 4u : 0u)).v;
+    return sh == 0u ? lo : (lo >> sh) | (hi << (32u - sh));
 }
 
 /* Stores k (1..3) bytes from src at dst, which lie in one aligned word, without touching the
@@ -303,20 +364,24 @@ void vkshmem_store_part_(uint64_t dst, uint64_t src, uint k) {
 }
 
 /* How a copy of n bytes from src to dst is cut:
- *   head   bytes (0..3) up to dst's next 4-byte boundary: a partial-word store
- *   mode 0 (src and dst equally aligned mod 16): pre words (0..3) up to a 16-byte boundary,
- *          `units` 16-byte blocks, post words (0..3)
- *   mode 1 (equally aligned mod 4): `units` words
- *   mode 2 (otherwise): `units` destination words, each assembled from two aligned source words
- *   tail   bytes (0..3) after the last whole word: a partial-word store
- * The loop moves 4 units per iteration per invocation; `lanes` invocations share it. */
+ *   head    bytes (0..3) up to dst's first 4-byte boundary: a partial-word store
+ *   units   the loop's work, from there on: with src and dst equally aligned mod 8 (`dwords`),
+ *           at most one word to an 8-byte boundary, 8-byte units, at most one word; otherwise
+ *           whole destination words, each assembled from the one or two aligned source words that
+ *           hold its bytes (sh: the source's misalignment in bits)
+ *   tail    bytes (0..3) after the last whole word: a partial-word store
+ * The loop moves VKSHMEM_COPY_UNROLL units per iteration and invocation, `lanes` invocations
+ * sharing it; invocation 0 also stores the partial words, in a loop of two iterations. (8-byte
+ * units rather than 16: lavapipe turns every access into a loop over the SIMD lanes per 32- or
+ * 64-bit component, and its JIT time grows faster than linearly with the number of those.) */
 struct vkshmem_plan_ {
     uint head;
-    uint mode;
-    uint pre;
-    uint post;
     uint tail;
+    uint sh;
+    bool dwords;
+    uint pre;
     uint64_t words;
+    uint64_t dw;
     uint64_t units;
     uint iters; /* loop iterations per invocation, 0xffffffff when absurd */
 };
@@ -327,104 +392,63 @@ vkshmem_plan_ vkshmem_plan_copy_(uint64_t dst, uint64_t src, uint64_t n, uint la
     uint64_t d = dst + uint64_t(p.head), s = src + uint64_t(p.head), m = n - uint64_t(p.head);
     p.words = m >> 2;
     p.tail = uint(m & uint64_t(3));
-    p.pre = 0u;
-    p.post = 0u;
-    if ((s & uint64_t(3)) == uint64_t(0)) {
-        if (((d ^ s) & uint64_t(15)) == uint64_t(0)) {
-            p.mode = 0u;
-            p.pre = uint(min(p.words, uint64_t(((16u - uint(d & uint64_t(15))) & 15u) >> 2)));
-            p.units = (p.words - uint64_t(p.pre)) >> 2;
-            p.post = uint((p.words - uint64_t(p.pre)) & uint64_t(3));
-        } else {
-            p.mode = 1u;
-            p.units = p.words;
-        }
-    } else {
-        p.mode = 2u;
-        p.units = p.words;
-    }
-    uint64_t per = uint64_t(4u) * uint64_t(max(lanes, 1u));
+    p.sh = uint(s & uint64_t(3)) * 8u;
+    p.dwords = ((d ^ s) & uint64_t(7)) == uint64_t(0);
+    p.pre = p.dwords && (d & uint64_t(4)) != uint64_t(0) && p.words != uint64_t(0) ? 1u : 0u;
+    p.dw = p.dwords ? (p.words - uint64_t(p.pre)) >> 1 : uint64_t(0);
+    p.units = p.words - p.dw; /* pre + dw + post, or the words */
+    uint64_t per = uint64_t(VKSHMEM_COPY_UNROLL) * uint64_t(max(lanes, 1u));
     p.iters = vkshmem_clamp32_((p.units + per - uint64_t(1)) / per);
     return p;
 }
 
-/* Budget a copy needs: its loop and 2 for the loop's entry and exit. */
-uint vkshmem_plan_cost_(vkshmem_plan_ p) { return p.iters >= 0xfffffff0u ? 0xffffffffu : p.iters + 2u; }
+/* Budget a copy needs: its loop, the partial-word loop, and 2 for each loop's entry and exit. */
+uint vkshmem_plan_cost_(vkshmem_plan_ p) { return p.iters >= 0xfffffff0u ? 0xffffffffu : p.iters + 6u; }
 
-void vkshmem_copy_word_(uint64_t dst, uint64_t src) { vkshmem_w32_(dst).v = vkshmem_w32_(src).v; }
-
-/* Runs a planned copy (its budget already reserved): this invocation's share of the loop, and
- * with lane 0 the partial words at both ends. */
+/* Runs a planned copy (its budget already reserved): this invocation's share. */
 void vkshmem_run_copy_(vkshmem_plan_ p, uint64_t dst, uint64_t src, uint lane, uint lanes) {
     uint64_t d = dst + uint64_t(p.head), s = src + uint64_t(p.head);
-    if (lane == 0u) {
-        if (p.head != 0u) vkshmem_store_part_(dst, src, p.head);
-        if (p.pre > 0u) vkshmem_copy_word_(d, s);
-        if (p.pre > 1u) vkshmem_copy_word_(d + uint64_t(4), s + uint64_t(4));
-        if (p.pre > 2u) vkshmem_copy_word_(d + uint64_t(8), s + uint64_t(8));
-    }
-    uint64_t bd = d + uint64_t(4u * p.pre), bs = s + uint64_t(4u * p.pre);
-    uint64_t sa = bs & ~uint64_t(3);
-    uint sh = uint(bs & uint64_t(3)) * 8u;
-    uint64_t stride = uint64_t(lanes);
+    uint64_t pre = uint64_t(p.pre), dw_end = uint64_t(p.pre) + p.dw;
     uint64_t idx = uint64_t(lane);
     for (uint it = 0u; it < p.iters; ++it) {
-        VKSHMEM_REP4_(
+        VKSHMEM_REP_COPY_(
             if (idx < p.units) {
-                if (p.mode == 0u) {
-                    vkshmem_w128_(bd + (idx << 4)).v = vkshmem_w128_(bs + (idx << 4)).v;
-                } else if (p.mode == 1u) {
-                    vkshmem_copy_word_(bd + (idx << 2), bs + (idx << 2));
+                if (idx >= pre && idx < dw_end) {
+                    uint64_t o = (pre << 2) + ((idx - pre) << 3);
+                    vkshmem_w64_(d + o).v = vkshmem_w64_(s + o).v;
                 } else {
-                    uint64_t a = sa + (idx << 2);
-                    vkshmem_w32_(bd + (idx << 2)).v =
-                        (vkshmem_w32_(a).v >> sh) | (vkshmem_w32_(a + uint64_t(4)).v << (32u - sh));
+                    /* a word: before the 8-byte units, after them, or in word mode */
+                    uint64_t o = idx < pre ? uint64_t(0) : (idx + p.dw) << 2;
+                    uint64_t a = (s + o) & ~uint64_t(3);
+                    uint lo = vkshmem_w32_(a).v;
+                    uint hi = vkshmem_w32_(a + uint64_t(p.sh != 0u ? 4u : 0u)).v;
+                    vkshmem_w32_(d + o).v = p.sh == 0u ? lo : (lo >> p.sh) | (hi << (32u - p.sh));
                 }
             }
-            idx += stride;
+            idx += uint64_t(lanes);
         )
     }
     if (lane == 0u) {
-        uint64_t pd = bd + (p.units << 4), ps = bs + (p.units << 4);
-        if (p.post > 0u) vkshmem_copy_word_(pd, ps);
-        if (p.post > 1u) vkshmem_copy_word_(pd + uint64_t(4), ps + uint64_t(4));
-        if (p.post > 2u) vkshmem_copy_word_(pd + uint64_t(8), ps + uint64_t(8));
         uint64_t t = uint64_t(p.head) + (p.words << 2);
-        if (p.tail != 0u) vkshmem_store_part_(dst + t, src + t, p.tail);
+        for (uint j = 0u; j < 2u; ++j) {
+            uint k = j == 0u ? p.head : p.tail;
+            uint64_t o = j == 0u ? uint64_t(0) : t;
+            if (k != 0u) vkshmem_store_part_(dst + o, src + o, k);
+        }
     }
 }
 
-/* Copies n bytes (any alignment); false, copying nothing, when the budget cannot cover it. */
-bool vkshmem_copy_(uint64_t dst, uint64_t src, uint64_t n, uint lane, uint lanes) {
-    if (n == uint64_t(0)) return true;
-    vkshmem_plan_ p = vkshmem_plan_copy_(dst, src, n, lanes);
-    if (!vkshmem_reserve_(vkshmem_plan_cost_(p))) return false;
-    vkshmem_run_copy_(p, dst, src, lane, lanes);
-    return true;
-}
-
 /* ---- The proxy ring ------------------------------------------------------------------------------- */
-vkshmem_req_ref_ vkshmem_req_(uint ticket) {
-    return vkshmem_req_ref_(vkshmem_reqs_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(64));
-}
 uint64_t vkshmem_slot_payload_(uint ticket) {
     return vkshmem_payload_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(vkshmem_pbytes_);
 }
 
-/* Up to VKSHMEM_POLL_UNROLL attempts (by one invocation) to take cnt tickets whose slots are free:
- * the last one (ticket h + cnt - 1) is free once completed >= h + cnt - slots. */
+/* One attempt (by one invocation) to take cnt tickets whose slots are free: the last one
+ * (ticket h + cnt - 1) is free once completed >= h + cnt - slots. */
 bool vkshmem_try_tickets_(uint cnt, out uint h) {
-    bool ok = false;
-    h = 0u;
-    VKSHMEM_REP_POLL_(
-        if (!ok) {
-            h = atomicLoad(vkshmem_ring_.r.head, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
-            uint c = atomicLoad(vkshmem_ring_.r.completed, gl_ScopeDevice, gl_StorageSemanticsBuffer,
-                                gl_SemanticsAcquire);
-            if (int(c + vkshmem_slots_ - h - cnt) >= 0) ok = atomicCompSwap(vkshmem_ring_.r.head, h, h + cnt) == h;
-        }
-    )
-    return ok;
+    h = vkshmem_ld32_(vkshmem_ring_addr_);
+    uint c = vkshmem_ld32_(vkshmem_ring_addr_ + uint64_t(4));
+    return int(c + vkshmem_slots_ - h - cnt) >= 0 && atomicCompSwap(vkshmem_ring_.r.head, h, h + cnt) == h;
 }
 
 /* One ticket for every active invocation, taken together per subgroup, and only once all their
@@ -438,39 +462,41 @@ bool vkshmem_take_ticket_(out uint ticket) {
     bool ok = false;
     uint h = 0u;
     uint i;
-    for (i = 0u; i < n; ++i) {
+    /* wait_polls attempts with the back-off after each, and a last one (the re-check) */
+    for (i = 0u; i <= n; ++i) {
         if (subgroupElect()) ok = vkshmem_try_tickets_(cnt, h);
-        if (subgroupBroadcastFirst(ok)) break;
+        ok = subgroupBroadcastFirst(ok);
+        if (ok || i == n || vkshmem_backoff_()) break;
     }
     vkshmem_charge_(i + 2u);
-    if (!subgroupBroadcastFirst(ok) && subgroupElect()) ok = vkshmem_try_tickets_(cnt, h); /* the re-check */
-    if (!subgroupBroadcastFirst(ok)) {
+    if (!ok) {
         vkshmem_wait_failed_(VKSHMEM_ERR_PROXY_TIMEOUT, VKSHMEM_WAIT_ID_RING_SLOT, i);
         return false;
     }
+    vkshmem_fence_(); /* acquire: the slot's last occupant is done before this request reuses it */
     ticket = subgroupBroadcastFirst(h) + rank;
     vkshmem_last_ticket_ = ticket;
     vkshmem_pending_ = true;
     return true;
 }
 
+/* Fills a request, all but `ready`. */
 void vkshmem_fill_(uint ticket, uint op, int pe, uint bytes, uint64_t target, uint64_t operand, uint64_t cond,
                    uint amo_op, uint width) {
-    vkshmem_req_ref_ r = vkshmem_req_(ticket);
-    r.q.op = op;
-    r.q.pe = pe;
-    r.q.bytes = bytes;
-    r.q.target = target;
-    r.q.operand = operand;
-    r.q.cond = cond;
-    r.q.amo_op = amo_op;
-    r.q.width = width;
+    uint64_t r = vkshmem_reqs_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(64);
+    vkshmem_w32_(r + uint64_t(4)).v = op;
+    vkshmem_w64_(r + uint64_t(8)).v = packUint2x32(uvec2(uint(pe), bytes));
+    vkshmem_w64_(r + uint64_t(16)).v = target;
+    vkshmem_w64_(r + uint64_t(24)).v = operand;
+    vkshmem_w64_(r + uint64_t(32)).v = cond;
+    vkshmem_w64_(r + uint64_t(40)).v = packUint2x32(uvec2(amo_op, width));
 }
 
 /* Hands the filled request (and its payload) to the proxy. */
 void vkshmem_publish_(uint ticket) {
-    atomicStore(vkshmem_req_(ticket).q.ready, ticket + 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
-                gl_SemanticsRelease);
+    vkshmem_fence_(); /* release: the request and its payload before `ready` */
+    atomicStore(vkshmem_w32_(vkshmem_reqs_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(64)).v, ticket + 1u,
+                gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
 }
 
 /* Waits until the proxy has completed `ticket` (completed > ticket). */
@@ -479,103 +505,42 @@ bool vkshmem_wait_done_(uint ticket, uint id) {
     bool done = false;
     uint i;
     for (i = 0u; i < n; ++i) {
-        VKSHMEM_REP_POLL_(
-            if (int(atomicLoad(vkshmem_ring_.r.completed, gl_ScopeDevice, gl_StorageSemanticsBuffer,
-                               gl_SemanticsAcquire) - ticket) > 0) {
-                done = true;
-                break;
-            }
-        )
+        uint c = vkshmem_ld32_(vkshmem_ring_addr_ + uint64_t(4));
+        if (int(c - ticket) > 0) {
+            done = true;
+            break;
+        }
+        if (vkshmem_backoff_()) break;
     }
     vkshmem_charge_(i + 2u);
-    if (!done)
-        done = int(atomicLoad(vkshmem_ring_.r.completed, gl_ScopeDevice, gl_StorageSemanticsBuffer,
-                              gl_SemanticsAcquire) - ticket) > 0;
+    if (!done) /* the re-check */
+        done = int(vkshmem_ld32_(vkshmem_ring_addr_ + uint64_t(4)) - ticket) > 0;
     if (!done) vkshmem_wait_failed_(VKSHMEM_ERR_PROXY_TIMEOUT, id, i);
+    else vkshmem_fence_(); /* acquire: the answer in the payload after `completed` */
     return done;
 }
 
-/* A put (optionally the data of a put_signal) through the proxy, in payload-sized pieces; this
- * invocation sends pieces lane, lane + lanes, ... With `signal`, the last piece (an empty one
- * when bytes == 0) is a PUT_SIGNAL: the proxy delivers the data before the signal. */
-void vkshmem_proxy_put_(uint64_t dest, uint64_t src, uint64_t bytes, int pe, uint lane, uint lanes, bool signal,
-                        uint64_t sig_addr, uint64_t sig_value, uint sig_op) {
-    uint64_t pb = uint64_t(vkshmem_pbytes_);
-    uint64_t pieces = (bytes + pb - uint64_t(1)) / pb;
-    if (signal && pieces == uint64_t(0)) pieces = uint64_t(1);
-    uint64_t mine = pieces > uint64_t(lane) ? (pieces - uint64_t(lane) + uint64_t(lanes) - uint64_t(1)) / uint64_t(lanes)
-                                            : uint64_t(0);
-    if (!vkshmem_reserve_(vkshmem_clamp32_(mine + uint64_t(2)))) {
-        vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
-        return;
-    }
-    for (uint64_t k = uint64_t(lane); k < pieces; k += uint64_t(lanes)) {
-        uint64_t off = k * pb;
-        uint len = uint(min(bytes - off, pb));
-        bool last = k + uint64_t(1) == pieces;
-        /* The payload slot is 16-byte aligned: plan with any 16-aligned destination. */
-        vkshmem_plan_ p = vkshmem_plan_copy_(uint64_t(0), src + off, uint64_t(len), 1u);
-        if (!vkshmem_reserve_(vkshmem_plan_cost_(p))) {
-            vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
-            break;
-        }
-        uint t;
-        if (!vkshmem_take_ticket_(t)) break;
-        if (signal && last)
-            vkshmem_fill_(t, VKSHMEM_OP_PUT_SIGNAL, pe, len, dest + off, sig_value, sig_addr, sig_op, 8u);
-        else
-            vkshmem_fill_(t, VKSHMEM_OP_PUT, pe, len, dest + off, uint64_t(0), uint64_t(0), 0u, 0u);
-        if (len != 0u) vkshmem_run_copy_(p, vkshmem_slot_payload_(t), src + off, 0u, 1u);
-        vkshmem_publish_(t);
-    }
-}
-
-/* A get through the proxy: pieces lane, lane + lanes, ..., each waited for and copied out. */
-void vkshmem_proxy_get_(uint64_t dest, uint64_t src, uint64_t bytes, int pe, uint lane, uint lanes) {
-    uint64_t pb = uint64_t(vkshmem_pbytes_);
-    uint64_t pieces = (bytes + pb - uint64_t(1)) / pb;
-    uint64_t mine = pieces > uint64_t(lane) ? (pieces - uint64_t(lane) + uint64_t(lanes) - uint64_t(1)) / uint64_t(lanes)
-                                            : uint64_t(0);
-    if (!vkshmem_reserve_(vkshmem_clamp32_(mine + uint64_t(2)))) {
-        vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
-        return;
-    }
-    for (uint64_t k = uint64_t(lane); k < pieces; k += uint64_t(lanes)) {
-        uint64_t off = k * pb;
-        uint len = uint(min(bytes - off, pb));
-        vkshmem_plan_ p = vkshmem_plan_copy_(dest + off, uint64_t(0), uint64_t(len), 1u);
-        if (!vkshmem_reserve_(vkshmem_plan_cost_(p))) {
-            vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
-            break;
-        }
-        uint t;
-        if (!vkshmem_take_ticket_(t)) break;
-        vkshmem_fill_(t, VKSHMEM_OP_GET, pe, len, src + off, uint64_t(0), uint64_t(0), 0u, 0u);
-        vkshmem_publish_(t);
-        if (!vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY)) break;
-        vkshmem_run_copy_(p, dest + off, vkshmem_slot_payload_(t), 0u, 1u);
-    }
-}
-
-/* An AMO through the proxy (width 4 or 8); a fetching one waits for the old value. */
-uint64_t vkshmem_proxy_amo_(uint64_t dest, uint op, uint width, uint64_t operand, uint64_t cond, int pe, bool fetch) {
+/* One request that carries at most 8 bytes each way (p, g, AMO). Returns the answer's payload
+ * address, or 0 (not waited for, or failed). */
+uint64_t vkshmem_proxy_small_(uint op, int pe, uint bytes, uint64_t target, uint64_t operand, uint64_t cond,
+                              uint amo_op, uint width, bool answer) {
     uint t;
     if (!vkshmem_take_ticket_(t)) return uint64_t(0);
-    vkshmem_fill_(t, VKSHMEM_OP_AMO, pe, width, dest, operand, cond, op, width);
+    vkshmem_fill_(t, op, pe, bytes, target, operand, cond, amo_op, width);
+    if (op == VKSHMEM_OP_PUT) vkshmem_w64_(vkshmem_slot_payload_(t)).v = operand; /* a p's value */
     vkshmem_publish_(t);
-    if (!fetch || !vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY)) return uint64_t(0);
-    uint64_t pl = vkshmem_slot_payload_(t);
-    return width == 4u ? uint64_t(vkshmem_w32_(pl).v) : vkshmem_w64_(pl).v;
+    if (!answer || !vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY)) return uint64_t(0);
+    return vkshmem_slot_payload_(t);
 }
 
 /* ---- Ordering and completion -------------------------------------------------------------------- */
 /* Completes every operation this invocation issued: its stores are visible device-wide and the
  * proxy has executed every request it sent. */
 void shmem_quiet() {
-    memoryBarrierBuffer();
+    vkshmem_fence_();
     if (vkshmem_pending_ && vkshmem_wait_done_(vkshmem_last_ticket_, VKSHMEM_WAIT_ID_QUIET))
         vkshmem_pending_ = false;
-    memoryBarrierBuffer();
+    vkshmem_fence_();
 }
 
 /* Orders this invocation's puts, AMOs and signals to each PE. Direct stores need only a memory
@@ -583,61 +548,94 @@ void shmem_quiet() {
  * waits for them, like shmem_quiet. */
 void shmem_fence() {
     if (vkshmem_pending_) shmem_quiet();
-    else memoryBarrierBuffer();
+    else vkshmem_fence_();
 }
 
-/* ---- RMA cores --------------------------------------------------------------------------------- */
+/* ---- Transfers ------------------------------------------------------------------------------------ */
+uint64_t vkshmem_amo64_(uint64_t dest, uint op, uint64_t operand, uint64_t cond, int pe, bool fetch);
+
+/* A put (local src -> dest on pe) or a get (src on pe -> local dest) of `bytes`, any alignment.
+ * Direct: one copy, shared by `lanes` invocations (lane is this one's index). Proxy: pieces of
+ * the payload size, pieces lane, lane + lanes, ... by this invocation, each through its own
+ * ticket. With `signal` (puts), the signal follows the data: through the proxy as the last
+ * piece's PUT_SIGNAL, directly as an AMO after a memory barrier. The loop budget for every copy
+ * is reserved before anything is sent: a transfer that cannot fit sends nothing. */
+void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe, uint lane, uint lanes, bool signal,
+                   uint64_t sig_addr, uint64_t sig_value, uint sig_op) {
+    uint64_t sym = put ? dest : src, remote, sig_remote;
+    uint route = vkshmem_route_(sym, bytes, pe, true, remote);
+    if (route == VKSHMEM_ROUTE_NONE_) return;
+    if (signal && vkshmem_route_(sig_addr, uint64_t(8), pe, true, sig_remote) == VKSHMEM_ROUTE_NONE_) return;
+    bool proxy = route == VKSHMEM_ROUTE_PROXY_;
+    uint64_t pb = proxy ? uint64_t(vkshmem_pbytes_) : max(bytes, uint64_t(1));
+    uint64_t pieces = proxy ? (bytes + pb - uint64_t(1)) / pb : uint64_t(1);
+    if (signal && pieces == uint64_t(0)) pieces = uint64_t(1);
+    uint64_t first = proxy ? uint64_t(lane) : uint64_t(0), step = proxy ? uint64_t(lanes) : uint64_t(1);
+    uint copy_lane = proxy ? 0u : lane, copy_lanes = proxy ? 1u : lanes;
+    uint64_t mine = first < pieces ? (pieces - first + step - uint64_t(1)) / step : uint64_t(0);
+    /* Payload slots are 16-byte aligned (address 0 stands for one); every piece but the last is
+     * planned like the first, and the last is no larger. */
+    uint64_t pd = put ? (proxy ? uint64_t(0) : remote) : dest + first * pb;
+    uint64_t ps = put ? src + first * pb : (proxy ? uint64_t(0) : remote);
+    uint64_t cost = mine * uint64_t(vkshmem_plan_cost_(vkshmem_plan_copy_(pd, ps, min(bytes, pb), copy_lanes)) + 1u);
+    if (!vkshmem_reserve_(vkshmem_clamp32_(cost + uint64_t(2)))) {
+        vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
+        return;
+    }
+    for (uint64_t k = first; k < pieces; k += step) {
+        uint64_t off = proxy ? k * pb : uint64_t(0);
+        uint64_t n = min(bytes - off, pb);
+        uint64_t cd = put ? remote : dest, cs = put ? src : remote;
+        uint t = 0u;
+        if (proxy) {
+            if (!vkshmem_take_ticket_(t)) break;
+            bool with_signal = signal && k + uint64_t(1) == pieces;
+            vkshmem_fill_(t, put ? (with_signal ? VKSHMEM_OP_PUT_SIGNAL : VKSHMEM_OP_PUT) : VKSHMEM_OP_GET, pe, uint(n),
+                          sym + off, with_signal ? sig_value : uint64_t(0), with_signal ? sig_addr : uint64_t(0),
+                          with_signal ? sig_op : 0u, with_signal ? 8u : 0u);
+            if (!put) {
+                vkshmem_publish_(t);
+                if (!vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY)) break;
+            }
+            uint64_t slot = vkshmem_slot_payload_(t);
+            cd = put ? slot : dest + off;
+            cs = put ? src + off : slot;
+        }
+        vkshmem_run_copy_(vkshmem_plan_copy_(cd, cs, n, copy_lanes), cd, cs, copy_lane, copy_lanes);
+        if (proxy && put) vkshmem_publish_(t);
+    }
+    if (signal && !proxy) {
+        vkshmem_fence_();
+        vkshmem_amo64_(sig_addr, sig_op == VKSHMEM_SIGNAL_ADD ? VKSHMEM_AMO_ADD : VKSHMEM_AMO_SET, sig_value,
+                       uint64_t(0), pe, false);
+    }
+}
+
 void vkshmem_put_(uint64_t dest, uint64_t src, uint64_t bytes, int pe) {
-    uint64_t remote;
-    uint route = vkshmem_route_(dest, bytes, pe, true, remote);
-    if (route == VKSHMEM_ROUTE_DIRECT_) {
-        if (!vkshmem_copy_(remote, src, bytes, 0u, 1u)) vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
-    } else if (route == VKSHMEM_ROUTE_PROXY_) {
-        vkshmem_proxy_put_(dest, src, bytes, pe, 0u, 1u, false, uint64_t(0), uint64_t(0), 0u);
-    }
+    vkshmem_xfer_(true, dest, src, bytes, pe, 0u, 1u, false, uint64_t(0), uint64_t(0), 0u);
 }
-
 void vkshmem_get_(uint64_t dest, uint64_t src, uint64_t bytes, int pe) {
-    uint64_t remote;
-    uint route = vkshmem_route_(src, bytes, pe, true, remote);
-    if (route == VKSHMEM_ROUTE_DIRECT_) {
-        if (!vkshmem_copy_(dest, remote, bytes, 0u, 1u)) vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
-    } else if (route == VKSHMEM_ROUTE_PROXY_) {
-        vkshmem_proxy_get_(dest, src, bytes, pe, 0u, 1u);
-    }
+    vkshmem_xfer_(false, dest, src, bytes, pe, 0u, 1u, false, uint64_t(0), uint64_t(0), 0u);
 }
 
 uint vkshmem_wg_lanes_() { return gl_WorkGroupSize.x * gl_WorkGroupSize.y * gl_WorkGroupSize.z; }
 
 /* Workgroup-cooperative forms: every invocation of the workgroup calls them with the same
- * arguments, in uniform control flow; they begin and end with memoryBarrierBuffer() + barrier(). */
+ * arguments, in uniform control flow; they begin and end with a memory barrier and barrier(). */
 void vkshmem_put_wg_(uint64_t dest, uint64_t src, uint64_t bytes, int pe) {
-    memoryBarrierBuffer();
+    vkshmem_fence_();
     barrier();
-    uint64_t remote;
-    uint route = vkshmem_route_(dest, bytes, pe, true, remote);
-    uint lane = gl_LocalInvocationIndex, lanes = vkshmem_wg_lanes_();
-    if (route == VKSHMEM_ROUTE_DIRECT_) {
-        if (!vkshmem_copy_(remote, src, bytes, lane, lanes)) vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
-    } else if (route == VKSHMEM_ROUTE_PROXY_) {
-        vkshmem_proxy_put_(dest, src, bytes, pe, lane, lanes, false, uint64_t(0), uint64_t(0), 0u);
-    }
-    memoryBarrierBuffer();
+    vkshmem_xfer_(true, dest, src, bytes, pe, gl_LocalInvocationIndex, vkshmem_wg_lanes_(), false, uint64_t(0),
+                  uint64_t(0), 0u);
+    vkshmem_fence_();
     barrier();
 }
-
 void vkshmem_get_wg_(uint64_t dest, uint64_t src, uint64_t bytes, int pe) {
-    memoryBarrierBuffer();
+    vkshmem_fence_();
     barrier();
-    uint64_t remote;
-    uint route = vkshmem_route_(src, bytes, pe, true, remote);
-    uint lane = gl_LocalInvocationIndex, lanes = vkshmem_wg_lanes_();
-    if (route == VKSHMEM_ROUTE_DIRECT_) {
-        if (!vkshmem_copy_(dest, remote, bytes, lane, lanes)) vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
-    } else if (route == VKSHMEM_ROUTE_PROXY_) {
-        vkshmem_proxy_get_(dest, src, bytes, pe, lane, lanes);
-    }
-    memoryBarrierBuffer();
+    vkshmem_xfer_(false, dest, src, bytes, pe, gl_LocalInvocationIndex, vkshmem_wg_lanes_(), false, uint64_t(0),
+                  uint64_t(0), 0u);
+    vkshmem_fence_();
     barrier();
 }
 
@@ -649,91 +647,60 @@ void shmem_putmem_wg(uint64_t dest, uint64_t source, uint64_t nelems, int pe) { 
 void shmem_getmem_wg(uint64_t dest, uint64_t source, uint64_t nelems, int pe) { vkshmem_get_wg_(dest, source, nelems, pe); }
 
 /* Single elements (p, g): 4 or 8 bytes, naturally aligned. */
-void vkshmem_p32_(uint64_t dest, uint value, int pe) {
+void vkshmem_pw_(uint64_t dest, uint64_t value, int pe, uint width) {
     uint64_t remote;
-    uint route = vkshmem_route_(dest, uint64_t(4), pe, true, remote);
+    uint route = vkshmem_route_(dest, uint64_t(width), pe, true, remote);
     if (route == VKSHMEM_ROUTE_DIRECT_) {
-        vkshmem_w32_(remote).v = value;
+        if (width == 4u) vkshmem_w32_(remote).v = uint(value);
+        else vkshmem_w64_(remote).v = value;
     } else if (route == VKSHMEM_ROUTE_PROXY_) {
-        uint t;
-        if (!vkshmem_take_ticket_(t)) return;
-        vkshmem_fill_(t, VKSHMEM_OP_PUT, pe, 4u, dest, uint64_t(0), uint64_t(0), 0u, 0u);
-        vkshmem_w32_(vkshmem_slot_payload_(t)).v = value;
-        vkshmem_publish_(t);
+        vkshmem_proxy_small_(VKSHMEM_OP_PUT, pe, width, dest, value, uint64_t(0), 0u, 0u, false);
     }
 }
+void vkshmem_p32_(uint64_t dest, uint value, int pe) { vkshmem_pw_(dest, uint64_t(value), pe, 4u); }
+void vkshmem_p64_(uint64_t dest, uint64_t value, int pe) { vkshmem_pw_(dest, value, pe, 8u); }
 
-void vkshmem_p64_(uint64_t dest, uint64_t value, int pe) {
+uint64_t vkshmem_gw_(uint64_t src, int pe, uint width) {
     uint64_t remote;
-    uint route = vkshmem_route_(dest, uint64_t(8), pe, true, remote);
-    if (route == VKSHMEM_ROUTE_DIRECT_) {
-        vkshmem_w64_(remote).v = value;
-    } else if (route == VKSHMEM_ROUTE_PROXY_) {
-        uint t;
-        if (!vkshmem_take_ticket_(t)) return;
-        vkshmem_fill_(t, VKSHMEM_OP_PUT, pe, 8u, dest, uint64_t(0), uint64_t(0), 0u, 0u);
-        vkshmem_w64_(vkshmem_slot_payload_(t)).v = value;
-        vkshmem_publish_(t);
-    }
+    uint route = vkshmem_route_(src, uint64_t(width), pe, true, remote);
+    uint64_t at = route == VKSHMEM_ROUTE_DIRECT_ ? remote : uint64_t(0);
+    if (route == VKSHMEM_ROUTE_PROXY_)
+        at = vkshmem_proxy_small_(VKSHMEM_OP_GET, pe, width, src, uint64_t(0), uint64_t(0), 0u, 0u, true);
+    if (at == uint64_t(0)) return uint64_t(0);
+    return width == 4u ? uint64_t(vkshmem_w32_(at).v) : vkshmem_w64_(at).v;
 }
-
-uint vkshmem_g32_(uint64_t src, int pe) {
-    uint64_t remote;
-    uint route = vkshmem_route_(src, uint64_t(4), pe, true, remote);
-    if (route == VKSHMEM_ROUTE_DIRECT_) return vkshmem_w32_(remote).v;
-    if (route != VKSHMEM_ROUTE_PROXY_) return 0u;
-    uint t;
-    if (!vkshmem_take_ticket_(t)) return 0u;
-    vkshmem_fill_(t, VKSHMEM_OP_GET, pe, 4u, src, uint64_t(0), uint64_t(0), 0u, 0u);
-    vkshmem_publish_(t);
-    if (!vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY)) return 0u;
-    return vkshmem_w32_(vkshmem_slot_payload_(t)).v;
-}
-
-uint64_t vkshmem_g64_(uint64_t src, int pe) {
-    uint64_t remote;
-    uint route = vkshmem_route_(src, uint64_t(8), pe, true, remote);
-    if (route == VKSHMEM_ROUTE_DIRECT_) return vkshmem_w64_(remote).v;
-    if (route != VKSHMEM_ROUTE_PROXY_) return uint64_t(0);
-    uint t;
-    if (!vkshmem_take_ticket_(t)) return uint64_t(0);
-    vkshmem_fill_(t, VKSHMEM_OP_GET, pe, 8u, src, uint64_t(0), uint64_t(0), 0u, 0u);
-    vkshmem_publish_(t);
-    if (!vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY)) return uint64_t(0);
-    return vkshmem_w64_(vkshmem_slot_payload_(t)).v;
-}
+uint vkshmem_g32_(uint64_t src, int pe) { return uint(vkshmem_gw_(src, pe, 4u)); }
+uint64_t vkshmem_g64_(uint64_t src, int pe) { return vkshmem_gw_(src, pe, 8u); }
 
 /* ---- Atomics (op: VKSHMEM_AMO_*) ------------------------------------------------------------- */
-uint vkshmem_amo32_(uint64_t dest, uint op, uint operand, uint cond, int pe, bool fetch) {
+/* One AMO of width 4 or 8 bytes (naturally aligned); the old value when fetch. */
+uint64_t vkshmem_amo_(uint64_t dest, uint op, uint64_t operand, uint64_t cond, int pe, bool fetch, uint width) {
     uint64_t remote;
-    uint route = vkshmem_route_(dest, uint64_t(4), pe, true, remote);
-    if (route == VKSHMEM_ROUTE_PROXY_)
-        return uint(vkshmem_proxy_amo_(dest, op, 4u, uint64_t(operand), uint64_t(cond), pe, fetch));
-    if (route != VKSHMEM_ROUTE_DIRECT_) return 0u;
-    vkshmem_w32_ w = vkshmem_w32_(remote);
-    switch (op) {
-    case VKSHMEM_AMO_FETCH:
-        return atomicLoad(w.v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
-    case VKSHMEM_AMO_SET:
-    case VKSHMEM_AMO_SWAP: return atomicExchange(w.v, operand);
-    case VKSHMEM_AMO_COMPARE_SWAP: return atomicCompSwap(w.v, cond, operand);
-    case VKSHMEM_AMO_ADD: return atomicAdd(w.v, operand);
-    case VKSHMEM_AMO_AND: return atomicAnd(w.v, operand);
-    case VKSHMEM_AMO_OR: return atomicOr(w.v, operand);
-    case VKSHMEM_AMO_XOR: return atomicXor(w.v, operand);
+    uint route = vkshmem_route_(dest, uint64_t(width), pe, true, remote);
+    if (route == VKSHMEM_ROUTE_PROXY_) {
+        uint64_t at = vkshmem_proxy_small_(VKSHMEM_OP_AMO, pe, width, dest, operand, cond, op, width, fetch);
+        if (at == uint64_t(0)) return uint64_t(0);
+        return width == 4u ? uint64_t(vkshmem_w32_(at).v) : vkshmem_w64_(at).v;
     }
-    return 0u;
-}
-
-uint64_t vkshmem_amo64_(uint64_t dest, uint op, uint64_t operand, uint64_t cond, int pe, bool fetch) {
-    uint64_t remote;
-    uint route = vkshmem_route_(dest, uint64_t(8), pe, true, remote);
-    if (route == VKSHMEM_ROUTE_PROXY_) return vkshmem_proxy_amo_(dest, op, 8u, operand, cond, pe, fetch);
     if (route != VKSHMEM_ROUTE_DIRECT_) return uint64_t(0);
+    if (width == 4u) {
+        vkshmem_w32_ w = vkshmem_w32_(remote);
+        uint x = uint(operand), c = uint(cond);
+        switch (op) {
+        case VKSHMEM_AMO_FETCH: return uint64_t(atomicLoad(w.v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed));
+        case VKSHMEM_AMO_SET:
+        case VKSHMEM_AMO_SWAP: return uint64_t(atomicExchange(w.v, x));
+        case VKSHMEM_AMO_COMPARE_SWAP: return uint64_t(atomicCompSwap(w.v, c, x));
+        case VKSHMEM_AMO_ADD: return uint64_t(atomicAdd(w.v, x));
+        case VKSHMEM_AMO_AND: return uint64_t(atomicAnd(w.v, x));
+        case VKSHMEM_AMO_OR: return uint64_t(atomicOr(w.v, x));
+        case VKSHMEM_AMO_XOR: return uint64_t(atomicXor(w.v, x));
+        }
+        return uint64_t(0);
+    }
     vkshmem_w64_ w = vkshmem_w64_(remote);
     switch (op) {
-    case VKSHMEM_AMO_FETCH:
-        return atomicLoad(w.v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+    case VKSHMEM_AMO_FETCH: return atomicLoad(w.v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
     case VKSHMEM_AMO_SET:
     case VKSHMEM_AMO_SWAP: return atomicExchange(w.v, operand);
     case VKSHMEM_AMO_COMPARE_SWAP: return atomicCompSwap(w.v, cond, operand);
@@ -745,26 +712,20 @@ uint64_t vkshmem_amo64_(uint64_t dest, uint op, uint64_t operand, uint64_t cond,
     return uint64_t(0);
 }
 
+uint vkshmem_amo32_(uint64_t dest, uint op, uint operand, uint cond, int pe, bool fetch) {
+    return uint(vkshmem_amo_(dest, op, uint64_t(operand), uint64_t(cond), pe, fetch, 4u));
+}
+uint64_t vkshmem_amo64_(uint64_t dest, uint op, uint64_t operand, uint64_t cond, int pe, bool fetch) {
+    return vkshmem_amo_(dest, op, operand, cond, pe, fetch, 8u);
+}
+
 /* ---- Signals ----------------------------------------------------------------------------------- */
-/* put_signal: the data, then (after it is delivered) the signal: SHMEM_SIGNAL_SET or _ADD of
- * `signal` to the uint64_t at sig_addr on pe. Any other sig_op is taken as SET. */
+/* put_signal: the data, then (once it is delivered) SHMEM_SIGNAL_SET or _ADD of `signal` to the
+ * uint64_t at sig_addr on pe. Any other sig_op is taken as SET. */
 void vkshmem_put_signal_(uint64_t dest, uint64_t src, uint64_t bytes, uint64_t sig_addr, uint64_t signal, int sig_op,
                          int pe) {
-    uint64_t remote, sig_remote;
-    uint route = vkshmem_route_(dest, bytes, pe, true, remote);
-    if (route == VKSHMEM_ROUTE_NONE_) return;
-    if (vkshmem_route_(sig_addr, uint64_t(8), pe, true, sig_remote) == VKSHMEM_ROUTE_NONE_) return;
-    uint op = sig_op == SHMEM_SIGNAL_ADD ? VKSHMEM_SIGNAL_ADD : VKSHMEM_SIGNAL_SET;
-    if (route == VKSHMEM_ROUTE_PROXY_) {
-        vkshmem_proxy_put_(dest, src, bytes, pe, 0u, 1u, true, sig_addr, signal, op);
-        return;
-    }
-    if (!vkshmem_copy_(remote, src, bytes, 0u, 1u)) {
-        vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
-        return;
-    }
-    memoryBarrierBuffer();
-    vkshmem_amo64_(sig_addr, op == VKSHMEM_SIGNAL_ADD ? VKSHMEM_AMO_ADD : VKSHMEM_AMO_SET, signal, uint64_t(0), pe, false);
+    vkshmem_xfer_(true, dest, src, bytes, pe, 0u, 1u, true, sig_addr, signal,
+                  sig_op == SHMEM_SIGNAL_ADD ? VKSHMEM_SIGNAL_ADD : VKSHMEM_SIGNAL_SET);
 }
 
 void shmem_putmem_signal(uint64_t dest, uint64_t source, uint64_t nelems, uint64_t sig_addr, uint64_t signal,
@@ -778,97 +739,76 @@ void shmem_putmem_signal_nbi(uint64_t dest, uint64_t source, uint64_t nelems, ui
 
 /* The signal at sig_addr, a symmetric uint64_t of this PE. */
 uint64_t shmem_signal_fetch(uint64_t sig_addr) {
-    return atomicLoad(vkshmem_w64_(sig_addr).v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsAcquire);
-}
-
-/* ---- Point-to-point synchronization (on this PE's own memory) ------------------------------- */
-bool vkshmem_cmp32_(uint a, int cmp, uint b, bool sgn) {
-    int c = sgn ? (int(a) < int(b) ? -1 : (int(a) > int(b) ? 1 : 0)) : (a < b ? -1 : (a > b ? 1 : 0));
-    switch (cmp) {
-    case SHMEM_CMP_EQ: return c == 0;
-    case SHMEM_CMP_NE: return c != 0;
-    case SHMEM_CMP_GT: return c > 0;
-    case SHMEM_CMP_GE: return c >= 0;
-    case SHMEM_CMP_LT: return c < 0;
-    case SHMEM_CMP_LE: return c <= 0;
-    }
-    return false;
-}
-
-bool vkshmem_cmp64_(uint64_t a, int cmp, uint64_t b, bool sgn) {
-    int c = sgn ? (int64_t(a) < int64_t(b) ? -1 : (int64_t(a) > int64_t(b) ? 1 : 0)) : (a < b ? -1 : (a > b ? 1 : 0));
-    switch (cmp) {
-    case SHMEM_CMP_EQ: return c == 0;
-    case SHMEM_CMP_NE: return c != 0;
-    case SHMEM_CMP_GT: return c > 0;
-    case SHMEM_CMP_GE: return c >= 0;
-    case SHMEM_CMP_LT: return c < 0;
-    case SHMEM_CMP_LE: return c <= 0;
-    }
-    return false;
-}
-
-#define VKSHMEM_LOAD32_(a) atomicLoad(vkshmem_w32_(a).v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsAcquire)
-#define VKSHMEM_LOAD64_(a) atomicLoad(vkshmem_w64_(a).v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsAcquire)
-
-/* Bounded waits: at most wait_polls iterations of VKSHMEM_POLL_UNROLL acquire loads, then one more
- * check; on timeout the error is recorded (id) and the last value seen is returned. */
-uint vkshmem_wait32_(uint64_t ivar, int cmp, uint value, bool sgn, uint id) {
-    uint n = vkshmem_wait_iters_();
-    uint v = 0u;
-    bool done = false;
-    uint i;
-    for (i = 0u; i < n; ++i) {
-        VKSHMEM_REP_POLL_(
-            v = VKSHMEM_LOAD32_(ivar);
-            if (vkshmem_cmp32_(v, cmp, value, sgn)) {
-                done = true;
-                break;
-            }
-        )
-    }
-    vkshmem_charge_(i + 2u);
-    if (!done) {
-        v = VKSHMEM_LOAD32_(ivar);
-        done = vkshmem_cmp32_(v, cmp, value, sgn);
-    }
-    if (!done) vkshmem_wait_failed_(VKSHMEM_ERR_WAIT_TIMEOUT, id, i);
+    uint64_t v = vkshmem_ld64_(sig_addr);
+    vkshmem_fence_();
     return v;
 }
 
-uint64_t vkshmem_wait64_(uint64_t ivar, int cmp, uint64_t value, bool sgn, uint id) {
+/* ---- Point-to-point synchronization (on this PE's own memory) ------------------------------- */
+/* A comparison as a set of outcomes: bit 0 when a < b satisfies it, bit 1 when a == b, bit 2 when
+ * a > b (so that a poll compares without branching). */
+uint vkshmem_cmp_set_(int cmp) {
+    return cmp == SHMEM_CMP_EQ ? 2u : cmp == SHMEM_CMP_NE ? 5u : cmp == SHMEM_CMP_GT ? 4u :
+           cmp == SHMEM_CMP_GE ? 6u : cmp == SHMEM_CMP_LT ? 1u : cmp == SHMEM_CMP_LE ? 3u : 0u;
+}
+
+/* Whether `a cmp b` holds for a value of `width` bytes (4: the low halves) compared signed or not. */
+bool vkshmem_holds_(uint64_t a, uint64_t b, uint set, bool sgn, uint width) {
+    bool lt;
+    if (width == 4u) lt = sgn ? int(uint(a)) < int(uint(b)) : uint(a) < uint(b);
+    else lt = sgn ? int64_t(a) < int64_t(b) : a < b;
+    bool eq = width == 4u ? uint(a) == uint(b) : a == b;
+    return (set & (eq ? 2u : (lt ? 1u : 4u))) != 0u;
+}
+
+uint64_t vkshmem_load_(uint64_t addr, uint width) {
+    return width == 4u ? uint64_t(vkshmem_ld32_(addr)) : vkshmem_ld64_(addr);
+}
+
+/* Bounded wait: at most wait_polls polls (relaxed atomic loads, each followed by the back-off),
+ * then one more check, then an acquire fence; on timeout the error is recorded (code, id) and the
+ * last value seen is returned. */
+uint64_t vkshmem_wait_(uint64_t ivar, int cmp, uint64_t value, bool sgn, uint width, uint code, uint id) {
+    uint set = vkshmem_cmp_set_(cmp);
     uint n = vkshmem_wait_iters_();
     uint64_t v = uint64_t(0);
     bool done = false;
     uint i;
     for (i = 0u; i < n; ++i) {
-        VKSHMEM_REP_POLL_(
-            v = VKSHMEM_LOAD64_(ivar);
-            if (vkshmem_cmp64_(v, cmp, value, sgn)) {
-                done = true;
-                break;
-            }
-        )
+        v = vkshmem_load_(ivar, width);
+        if (vkshmem_holds_(v, value, set, sgn, width)) {
+            done = true;
+            break;
+        }
+        if (vkshmem_backoff_()) break;
     }
     vkshmem_charge_(i + 2u);
-    if (!done) {
-        v = VKSHMEM_LOAD64_(ivar);
-        done = vkshmem_cmp64_(v, cmp, value, sgn);
+    if (!done) { /* the re-check */
+        v = vkshmem_load_(ivar, width);
+        done = vkshmem_holds_(v, value, set, sgn, width);
     }
-    if (!done) vkshmem_wait_failed_(VKSHMEM_ERR_WAIT_TIMEOUT, id, i);
+    if (!done) vkshmem_wait_failed_(code, id, i);
+    vkshmem_fence_();
     return v;
 }
 
-int vkshmem_test32_(uint64_t ivar, int cmp, uint value, bool sgn) {
-    return vkshmem_cmp32_(VKSHMEM_LOAD32_(ivar), cmp, value, sgn) ? 1 : 0;
+uint vkshmem_wait32_(uint64_t ivar, int cmp, uint value, bool sgn, uint id) {
+    return uint(vkshmem_wait_(ivar, cmp, uint64_t(value), sgn, 4u, VKSHMEM_ERR_WAIT_TIMEOUT, id));
 }
-int vkshmem_test64_(uint64_t ivar, int cmp, uint64_t value, bool sgn) {
-    return vkshmem_cmp64_(VKSHMEM_LOAD64_(ivar), cmp, value, sgn) ? 1 : 0;
+uint64_t vkshmem_wait64_(uint64_t ivar, int cmp, uint64_t value, bool sgn, uint id) {
+    return vkshmem_wait_(ivar, cmp, value, sgn, 8u, VKSHMEM_ERR_WAIT_TIMEOUT, id);
 }
+int vkshmem_test_(uint64_t ivar, int cmp, uint64_t value, bool sgn, uint width) {
+    bool ok = vkshmem_holds_(vkshmem_load_(ivar, width), value, vkshmem_cmp_set_(cmp), sgn, width);
+    vkshmem_fence_();
+    return ok ? 1 : 0;
+}
+int vkshmem_test32_(uint64_t ivar, int cmp, uint value, bool sgn) { return vkshmem_test_(ivar, cmp, uint64_t(value), sgn, 4u); }
+int vkshmem_test64_(uint64_t ivar, int cmp, uint64_t value, bool sgn) { return vkshmem_test_(ivar, cmp, value, sgn, 8u); }
 
 /* Waits (bounded) until the signal at sig_addr (this PE) satisfies cmp; returns its value. */
 uint64_t shmem_signal_wait_until(uint64_t sig_addr, int cmp, uint64_t cmp_value) {
-    return vkshmem_wait64_(sig_addr, cmp, cmp_value, false, VKSHMEM_WAIT_ID_SIGNAL_WAIT_UNTIL);
+    return vkshmem_wait_(sig_addr, cmp, cmp_value, false, 8u, VKSHMEM_ERR_WAIT_TIMEOUT, VKSHMEM_WAIT_ID_SIGNAL_WAIT_UNTIL);
 }
 
 /* ---- Barrier: one workgroup per PE ------------------------------------------------------------ */
@@ -884,7 +824,7 @@ void shmem_barrier_all_wg(uint64_t counter) {
     if (gl_LocalInvocationIndex == 0u && vkshmem_ok_) {
         uint64_t remote;
         if (vkshmem_route_(counter, uint64_t(8), vkshmem_me_, true, remote) != VKSHMEM_ROUTE_NONE_) {
-            uint epoch = uint(VKSHMEM_LOAD64_(counter) >> 32);
+            uint epoch = uint(vkshmem_load_(counter, 8u) >> 32);
             if (!vkshmem_reserve_(uint(vkshmem_npes_) + 2u)) {
                 vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, uint(vkshmem_npes_));
             } else {
@@ -896,26 +836,14 @@ void shmem_barrier_all_wg(uint64_t counter) {
                     uint64_t add = k == 0 ? (uint64_t(1) << 32) + uint64_t(1) : uint64_t(1);
                     vkshmem_amo64_(counter, VKSHMEM_AMO_ADD, add, uint64_t(0), pe, false);
                 }
+                /* Until the low half (the first 4 bytes) reaches n_pes * (epoch + 1). */
                 uint target = uint(vkshmem_npes_) * (epoch + 1u);
-                /* low half >= target, compared modulo 2^32 */
-                uint n = vkshmem_wait_iters_();
-                bool done = false;
-                uint i;
-                for (i = 0u; i < n; ++i) {
-                    VKSHMEM_REP_POLL_(
-                        if (int(uint(VKSHMEM_LOAD64_(counter)) - target) >= 0) {
-                            done = true;
-                            break;
-                        }
-                    )
-                }
-                vkshmem_charge_(i + 2u);
-                if (!done) done = int(uint(VKSHMEM_LOAD64_(counter)) - target) >= 0;
-                if (!done) vkshmem_wait_failed_(VKSHMEM_ERR_WAIT_TIMEOUT, VKSHMEM_WAIT_ID_BARRIER, i);
+                vkshmem_wait_(counter, SHMEM_CMP_GE, uint64_t(target), false, 4u, VKSHMEM_ERR_WAIT_TIMEOUT,
+                              VKSHMEM_WAIT_ID_BARRIER);
             }
         }
     }
-    memoryBarrierBuffer();
+    vkshmem_fence_();
     barrier();
 }
 

@@ -15,6 +15,18 @@
 /* vkshmem_state.flags */
 #define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
 
+/* The device library's specialization constant (constant_id, a 4-byte VkBool32; default true):
+ * whether it may use device-scope memory barriers (memoryBarrierBuffer, acquire/release atomics).
+ * lavapipe (Mesa 22.3) cannot take them wherever the subgroups of a workgroup would execute them
+ * different numbers of times (in a loop; it executes both sides of every `if`): each is a
+ * coroutine switch there, and it silently stops running the subgroups that switched more than
+ * the first one to finish. vkshmemx_kernel_create sets it to false for
+ * VK_DRIVER_ID_MESA_LLVMPIPE; the library then orders with relaxed atomics, which the CPU's
+ * memory order (x86 TSO) makes sufficient. -DVKSHMEM_DEVICE_FENCES=0/1 fixes it at compile time.
+ * It has to be a specialization constant, not a flag in the state block: lavapipe runs both sides
+ * of a branch (masked), so a barrier behind a runtime `if` still switches. */
+#define VKSHMEM_SPEC_DEVICE_FENCES 2046 /* the highest id glslang accepts: out of the way of the application's ids */
+
 /* vkshmem_state.error: the first device-side error of a dispatch (0 = none).
  * The host reports it after the dispatch and clears it. */
 #define VKSHMEM_ERR_NONE 0u

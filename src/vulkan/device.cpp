@@ -64,6 +64,7 @@ DeviceReport describe(VkPhysicalDevice pd) {
     d.name = p.deviceName;
     d.type = type_name(p.deviceType);
     d.driver = fmt::format("{} {}", drv.driverName, drv.driverInfo);
+    d.driver_id = drv.driverID;
     d.api_version = p.apiVersion;
     std::memcpy(d.uuid, idp.deviceUUID, VK_UUID_SIZE);
     d.max_storage_buffer_range = p.limits.maxStorageBufferRange;

@@ -21,6 +21,7 @@ struct DeviceReport {
     std::string name;
     std::string type; // cpu, integrated, discrete, virtual, other
     std::string driver;
+    VkDriverId driver_id = static_cast<VkDriverId>(0);
     std::uint32_t api_version = 0;
     std::uint8_t uuid[VK_UUID_SIZE] = {};
     bool ext_memory_fd = false, ext_memory_host = false, ext_dma_buf = false, ext_map_placed = false;

@@ -1,0 +1,219 @@
+// Helpers for the shader tests: kernels, work records, dispatches (also ones expected to fail,
+// with their message captured) and the type tables as the device library has them.
+//
+// Every test kernel takes the same push constants (`Push`, mirrored in common.glsl) and reads
+// its work from an array of `Rec` in this PE's host heap, written here before the dispatch.
+#pragma once
+
+#include "spmd.hpp"
+
+#include <vkshmem/vulkan.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace shader_test {
+
+// Mirrors `Rec` in common.glsl (std430: 64 bytes).
+struct Rec {
+    std::uint32_t op = 0;
+    std::uint32_t type = 0;
+    std::int32_t pe = 0;
+    std::uint32_t flags = 0;
+    std::uint64_t dst = 0;
+    std::uint64_t src = 0;
+    std::uint64_t n = 0;
+    std::uint64_t a = 0;
+    std::uint64_t b = 0;
+    std::uint64_t c = 0;
+};
+static_assert(sizeof(Rec) == 64);
+
+// Mirrors the push constant block of common.glsl.
+struct Push {
+    std::uint64_t state = 0;
+    std::uint64_t recs = 0;
+    std::uint64_t arg0 = 0;
+    std::uint64_t arg1 = 0;
+    std::uint32_t count = 0;
+    std::uint32_t mode = 0;
+};
+static_assert(sizeof(Push) == 40);
+
+// The device address of a symmetric object of this PE (never 0 for heap objects).
+inline std::uint64_t dev(const void* sym) {
+    const std::uint64_t a = vkshmemx_device_address(sym);
+    REQUIRE(a != 0);
+    return a;
+}
+
+inline bool force_proxy() {
+    const char* e = std::getenv("VKSHMEM_FORCE_PROXY");
+    return e && *e && std::strcmp(e, "0") != 0;
+}
+
+// One embedded test kernel (the <target>_kernels.hpp of each test program lists them).
+struct KernelSpv {
+    const char* name;
+    const std::uint32_t* words;
+    std::size_t bytes;
+};
+
+// A compute pipeline of one test kernel (lavapipe compiles it at its first dispatch).
+class Kernel {
+public:
+    explicit Kernel(const KernelSpv& spv) {
+        k_ = vkshmemx_kernel_create(spv.words, spv.bytes, sizeof(Push));
+        REQUIRE(k_ != nullptr);
+    }
+    ~Kernel() { vkshmemx_kernel_destroy(k_); }
+    Kernel(const Kernel&) = delete;
+    Kernel& operator=(const Kernel&) = delete;
+
+    // vkshmemx_dispatch of `groups` workgroups; 0 on success.
+    int run(std::uint32_t groups, Push p) const {
+        p.state = vkshmemx_device_state();
+        return vkshmemx_dispatch(k_, groups, 1, 1, &p, sizeof p);
+    }
+
+    // A dispatch that is expected to fail: its return value and what it printed on stderr.
+    struct Outcome {
+        int rc;
+        std::string text;
+        double ms;
+    };
+    Outcome run_capturing(std::uint32_t groups, Push p) const {
+        std::fflush(stderr);
+        std::FILE* tmp = std::tmpfile();
+        REQUIRE(tmp != nullptr);
+        const int saved = dup(STDERR_FILENO);
+        dup2(fileno(tmp), STDERR_FILENO);
+        const auto t0 = std::chrono::steady_clock::now();
+        const int rc = run(groups, p);
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        std::fflush(stderr);
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+        std::string text;
+        std::rewind(tmp);
+        char buf[512];
+        std::size_t got;
+        while ((got = std::fread(buf, 1, sizeof buf, tmp)) > 0) text.append(buf, got);
+        std::fclose(tmp);
+        return {rc, text, ms};
+    }
+
+private:
+    vkshmemx_kernel* k_ = nullptr;
+};
+
+// This PE's work records, in its host heap (collective, like every symmetric allocation).
+class Records {
+public:
+    explicit Records(std::size_t n) : arr_(spmd::Space::Host, n) {
+        for (std::size_t i = 0; i < n; ++i) arr_.get()[i] = Rec{};
+    }
+    Rec& operator[](std::size_t i) { return arr_.get()[i]; }
+    std::uint64_t address() const { return dev(arr_.get()); }
+    std::size_t size() const { return arr_.size(); }
+
+private:
+    spmd::SymArray<Rec> arr_;
+};
+
+// The type tables as the device library's typed routines have them, in the order of the
+// X-macros of common.glsl. `size` comes from the C types, not from the generator.
+struct TypeInfo {
+    const char* name;
+    std::size_t size;
+    bool is_signed;
+    bool is_float;
+};
+inline constexpr TypeInfo kBulk[] = {
+    {"float", sizeof(float), true, true},          {"double", sizeof(double), true, true},
+    {"char", sizeof(char), false, false},          {"schar", sizeof(signed char), true, false},
+    {"short", sizeof(short), true, false},         {"int", sizeof(int), true, false},
+    {"long", sizeof(long), true, false},           {"longlong", sizeof(long long), true, false},
+    {"uchar", sizeof(unsigned char), false, false}, {"ushort", sizeof(unsigned short), false, false},
+    {"uint", sizeof(unsigned), false, false},      {"ulong", sizeof(unsigned long), false, false},
+    {"ulonglong", sizeof(unsigned long long), false, false},
+    {"int8", sizeof(std::int8_t), true, false},    {"int16", sizeof(std::int16_t), true, false},
+    {"int32", sizeof(std::int32_t), true, false},  {"int64", sizeof(std::int64_t), true, false},
+    {"uint8", sizeof(std::uint8_t), false, false}, {"uint16", sizeof(std::uint16_t), false, false},
+    {"uint32", sizeof(std::uint32_t), false, false}, {"uint64", sizeof(std::uint64_t), false, false},
+    {"size", sizeof(std::size_t), false, false},   {"ptrdiff", sizeof(std::ptrdiff_t), true, false},
+};
+// p/g and the extended AMO table (VALUE_TYPES).
+inline constexpr TypeInfo kValue[] = {
+    {"float", 4, true, true},      {"double", 8, true, true},    {"int", 4, true, false},
+    {"long", 8, true, false},      {"longlong", 8, true, false}, {"uint", 4, false, false},
+    {"ulong", 8, false, false},    {"ulonglong", 8, false, false}, {"int32", 4, true, false},
+    {"int64", 8, true, false},     {"uint32", 4, false, false},  {"uint64", 8, false, false},
+    {"size", 8, false, false},     {"ptrdiff", 8, true, false},
+};
+// The standard AMO table (STD_TYPES), also the point-to-point table without short/ushort.
+inline constexpr TypeInfo kStd[] = {
+    {"int", 4, true, false},    {"long", 8, true, false},   {"longlong", 8, true, false}, {"uint", 4, false, false},
+    {"ulong", 8, false, false}, {"ulonglong", 8, false, false}, {"int32", 4, true, false}, {"int64", 8, true, false},
+    {"uint32", 4, false, false}, {"uint64", 8, false, false}, {"size", 8, false, false},   {"ptrdiff", 8, true, false},
+};
+// The bitwise AMO table (BIT_TYPES).
+inline constexpr TypeInfo kBit[] = {
+    {"uint", 4, false, false},  {"ulong", 8, false, false}, {"ulonglong", 8, false, false}, {"int32", 4, true, false},
+    {"int64", 8, true, false},  {"uint32", 4, false, false}, {"uint64", 8, false, false},
+};
+// Where each table's kernels are cut (the *_0.. *_3 chunks of common.glsl): chunk c holds the
+// types [k[c], k[c + 1]).
+inline constexpr std::size_t kBulkChunks[] = {0, 6, 12, 18, 23};
+inline constexpr std::size_t kValueChunks[] = {0, 4, 8, 11, 14};
+inline constexpr std::size_t kStdChunks[] = {0, 4, 8, 12};
+inline constexpr std::size_t kBitChunks[] = {0, 3, 5, 7};
+template <std::size_t N> constexpr std::size_t chunk_count(const std::size_t (&)[N]) { return N - 1; }
+
+// Sized routines: 0 = mem, then 8, 16, 32, 64, 128 bits.
+inline constexpr std::size_t kSizedBytes[] = {1, 1, 2, 4, 8, 16};
+inline constexpr const char* kSizedName[] = {"mem", "8", "16", "32", "64", "128"};
+
+// The bit pattern of a random value of a table type, in the low `size` bytes: floating values
+// are exact binary fractions (never NaN, whose payload a conversion may change).
+inline std::uint64_t random_bits(const TypeInfo& t, spmd::Gen& g) {
+    if (t.is_float && t.size == 4) {
+        const float f = spmd::random_value<float>(g);
+        std::uint32_t u;
+        std::memcpy(&u, &f, 4);
+        return u;
+    }
+    if (t.is_float) {
+        const double d = spmd::random_value<double>(g);
+        std::uint64_t u;
+        std::memcpy(&u, &d, 8);
+        return u;
+    }
+    const std::uint64_t v = g.next();
+    return t.size == 8 ? v : v & ((std::uint64_t{1} << (8 * t.size)) - 1);
+}
+
+inline std::uint64_t low_mask(std::size_t bytes) {
+    return bytes >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * bytes)) - 1;
+}
+
+// Prints a measurement once (PE 0), in the CTest log.
+__attribute__((format(printf, 1, 2))) inline void report(const char* fmt, ...) {
+    if (spmd::me() != 0) return;
+    std::printf("[shaders%s] ", force_proxy() ? ", proxy" : "");
+    va_list ap;
+    va_start(ap, fmt);
+    std::vprintf(fmt, ap);
+    va_end(ap);
+    std::printf("\n");
+    std::fflush(stdout);
+}
+
+} // namespace shader_test
