@@ -51,9 +51,6 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     st->peers = a + L.peers;
     st->ring = a + L.ring;
     st->flags = cfg.VKSHMEM_FORCE_PROXY ? VKSHMEM_FLAG_FORCE_PROXY : 0;
-    // lavapipe cannot take device-scope barriers in divergent code (see the
-    // flag's comment in vkshmem_abi.h).
-    if (dev.report().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) st->flags |= VKSHMEM_FLAG_NO_DEVICE_FENCES;
     st->wait_polls = static_cast<std::uint32_t>(std::max<std::int64_t>(cfg.VKSHMEM_DEVICE_WAIT_POLLS, 1));
     auto* peers = reinterpret_cast<vkshmem_peer_layout*>(p->base_ + L.peers);
     for (int pe = 0; pe < n; ++pe) {

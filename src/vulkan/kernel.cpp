@@ -2,6 +2,8 @@
 
 #include "core/log.hpp"
 
+#include "vkshmem_abi.h"
+
 #include <fmt/format.h>
 
 namespace vkshmem {
@@ -61,6 +63,13 @@ Result<std::unique_ptr<VulkanKernel>> VulkanKernel::create(VulkanDevice& dev, co
     cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     cp.stage.module = k->module_;
     cp.stage.pName = "main";
+    // The device library's specialization constant: whether it may use
+    // device-scope barriers. Not on lavapipe (see VKSHMEM_SPEC_DEVICE_FENCES
+    // in vkshmem_abi.h); ignored by shaders that do not include the library.
+    const VkBool32 fences = dev.report().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? VK_FALSE : VK_TRUE;
+    const VkSpecializationMapEntry entry{VKSHMEM_SPEC_DEVICE_FENCES, 0, sizeof(VkBool32)};
+    const VkSpecializationInfo spec{1, &entry, sizeof fences, &fences};
+    cp.stage.pSpecializationInfo = &spec;
     cp.layout = k->layout_;
     if ((r = vkCreateComputePipelines(d, VK_NULL_HANDLE, 1, &cp, nullptr, &k->pipeline_)) != VK_SUCCESS)
         return make_error(fmt::format("vkCreateComputePipelines: {}", vk_result_name(r)), r);
