@@ -20,8 +20,8 @@ pack)
     rm -rf "$root/.gpu"
     mkdir -p "$root/.gpu/bin" "$root/.gpu/lib"
     cp -a "$build"/lib/libvkshmem.so* "$root/.gpu/lib/"
-    cp "$build"/bin/oshrun "$build"/bin/vkshmem-info "$build"/bin/vkshmem-perf "$build"/bin/ring "$root/.gpu/bin/"
-    for t in "$build"/bin/spmd_*; do [ -x "$t" ] && cp "$t" "$root/.gpu/bin/"; done
+    cp "$build"/bin/oshrun "$build"/bin/vkshmem-info "$build"/bin/vkshmem-perf "$build"/bin/vkshmem-gpu-perf "$build"/bin/ring "$build"/bin/heat2d "$root/.gpu/bin/"
+    for t in "$build"/bin/spmd_* "$build"/bin/shader_*; do [ -x "$t" ] && cp "$t" "$root/.gpu/bin/"; done
     strip "$root"/.gpu/bin/* "$root"/.gpu/lib/libvkshmem.so.*.*.* 2>/dev/null || true
     du -sh "$root/.gpu"
     ;;
@@ -47,7 +47,7 @@ run)
     fails=0
     echo "== demo at 4 PEs"; SHMEM_INFO=1 VKSHMEM_DEBUG=info timeout 120 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/ring" 2>&1 | grep -v "^  " ||
         fails=$((fails + 1))
-    for t in "$bin"/spmd_*; do
+    for t in "$bin"/spmd_* "$bin"/shader_*; do
         [ -x "$t" ] || continue
         for np in 1 2 3 4; do
             if timeout 300 "$bin/oshrun" -np "$np" -x LD_LIBRARY_PATH "$t" >"$out/$(basename "$t").np$np.log" 2>&1; then
@@ -57,6 +57,18 @@ run)
             fi
         done
     done
+    echo "== heat2d at 4 PEs"
+    timeout 300 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/heat2d" --nx 1024 --ny 1024 --steps 200 --png "$out/heat2d.png" ||
+        fails=$((fails + 1))
+    echo "== vkshmem-gpu-perf at 2 PEs (one GPU: the device heap is shared, no BAR mapping)"
+    VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-gpu-perf" --mib 256 ||
+        fails=$((fails + 1))
+    echo "== vkshmem-gpu-perf at 2 PEs through the proxy (VKSHMEM_FORCE_PROXY=1)"
+    VKSHMEM_FORCE_PROXY=1 VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH \
+        "$bin/vkshmem-gpu-perf" --mib 16 || fails=$((fails + 1))
+    echo "== vkshmem-gpu-perf at 1 PE (alone on the GPU: BAR-mapped device heap)"
+    VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 1 -x LD_LIBRARY_PATH "$bin/vkshmem-gpu-perf" --mib 256 ||
+        fails=$((fails + 1))
     echo "== vkshmem-perf at 2 PEs (host heap)"
     timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-perf" --iters-scale 0.5 || fails=$((fails + 1))
     echo "== vkshmem-perf at 2 PEs (device heap)"
