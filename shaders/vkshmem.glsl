@@ -20,7 +20,7 @@
  * tools/gen/gen.py and included at the end. Names ending in '_' are internal.
  *
  * Device features used: bufferDeviceAddress, shaderInt64,
- * shaderBufferInt64Atomics, subgroup basic/ballot/arithmetic operations in
+ * shaderBufferInt64Atomics, subgroup basic/vote/ballot/arithmetic operations in
  * compute shaders, and shaderFloat64 only where a shader calls a double routine.
  */
 #ifndef VKSHMEM_GLSL
@@ -33,6 +33,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_vote : require
 
 #include "vkshmem_abi.h"
 
@@ -71,18 +72,19 @@
 #ifndef VKSHMEM_BUDGET_CELLS
 #define VKSHMEM_BUDGET_CELLS 256u
 #endif
-/* Back-off after each poll of a wait: dependent float divisions, which touch no memory (cheap to
- * compile, no per-lane code) but take time. VKSHMEM_POLL_DELAY on devices with device fences
- * (GPUs: a short pause between polls), VKSHMEM_POLL_DELAY_NOFENCE where the pipeline was
- * specialised without them (lavapipe): there every loop iteration counts against the 65,535
- * that the driver allows a subgroup, so a long back-off (about 4 us) is what lets a wait last
- * long enough (60,000 polls: about a quarter of a second) for a proxy or another PE's shader on
- * a crowded CPU. One poll is one iteration of state.wait_polls. 0, 16, 64, 256 or 1024. */
+/* Back-off after each poll of a wait: dependent float divisions, which touch no memory (no
+ * per-lane code) but take time. VKSHMEM_POLL_DELAY on devices with device fences (GPUs: a short
+ * pause between polls), VKSHMEM_POLL_DELAY_NOFENCE where the pipeline was specialised without them
+ * (lavapipe): there every loop iteration counts against the 65,535 that the driver allows a
+ * subgroup, so a longer back-off (256 divisions, about 1 us) lets a wait last about 60 ms (60,000
+ * polls) for a proxy or another PE's shader on a crowded CPU. Longer chains cost lavapipe's
+ * compiler dearly (512: 4x the time of 256 for a kernel of 12 atomics). One poll is one
+ * iteration of state.wait_polls. 0, 16, 64, 256, 512 or 1024. */
 #ifndef VKSHMEM_POLL_DELAY
 #define VKSHMEM_POLL_DELAY 16
 #endif
 #ifndef VKSHMEM_POLL_DELAY_NOFENCE
-#define VKSHMEM_POLL_DELAY_NOFENCE 1024
+#define VKSHMEM_POLL_DELAY_NOFENCE 256
 #endif
 /* Units (16-byte blocks or 4-byte words) a copy loop moves per iteration and invocation: 2 or 4.
  * More units per iteration let one invocation copy more within the loop budget; fewer make
@@ -105,11 +107,13 @@
 #define VKSHMEM_DIV16_ VKSHMEM_REP2_(VKSHMEM_REP8_(VKSHMEM_DIV_))
 #define VKSHMEM_DIV64_ VKSHMEM_REP4_(VKSHMEM_DIV16_)
 #define VKSHMEM_DIV256_ VKSHMEM_REP4_(VKSHMEM_DIV64_)
+#define VKSHMEM_DIV512_ VKSHMEM_REP2_(VKSHMEM_DIV256_)
 #define VKSHMEM_DIV1024_ VKSHMEM_REP4_(VKSHMEM_DIV256_)
 #define VKSHMEM_DIVS_0
 #define VKSHMEM_DIVS_16 VKSHMEM_DIV16_
 #define VKSHMEM_DIVS_64 VKSHMEM_DIV64_
 #define VKSHMEM_DIVS_256 VKSHMEM_DIV256_
+#define VKSHMEM_DIVS_512 VKSHMEM_DIV512_
 #define VKSHMEM_DIVS_1024 VKSHMEM_DIV1024_
 #define VKSHMEM_DIVS_X_(n) VKSHMEM_DIVS_##n
 #define VKSHMEM_DIVS_(n) VKSHMEM_DIVS_X_(n)
@@ -439,16 +443,27 @@ void vkshmem_run_copy_(vkshmem_plan_ p, uint64_t dst, uint64_t src, uint lane, u
 }
 
 /* ---- The proxy ring ------------------------------------------------------------------------------- */
+/* A slot is reused by ticket T once the proxy has completed its previous ticket P = T - slots and
+ * no sender still has to read an answer from it: a sender that will (a get, g, fetching AMO) sets
+ * its request's reserved0 to 1 and back to 0 once it has read the answer or given up on it. */
+uint64_t vkshmem_slot_req_(uint ticket) { return vkshmem_reqs_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(64); }
 uint64_t vkshmem_slot_payload_(uint ticket) {
     return vkshmem_payload_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(vkshmem_pbytes_);
 }
 
-/* One attempt (by one invocation) to take cnt tickets whose slots are free: the last one
- * (ticket h + cnt - 1) is free once completed >= h + cnt - slots. */
-bool vkshmem_try_tickets_(uint cnt, out uint h) {
-    h = vkshmem_ld32_(vkshmem_ring_addr_);
+/* One attempt of the subgroup to take one ticket for every active invocation (h + rank): each
+ * checks its own slot, and one invocation takes them all with a compare-and-swap on head. */
+bool vkshmem_try_tickets_(uint cnt, uint rank, out uint h) {
+    h = 0u;
+    if (subgroupElect()) h = vkshmem_ld32_(vkshmem_ring_addr_);
+    h = subgroupBroadcastFirst(h);
     uint c = vkshmem_ld32_(vkshmem_ring_addr_ + uint64_t(4));
-    return int(c + vkshmem_slots_ - h - cnt) >= 0 && atomicCompSwap(vkshmem_ring_.r.head, h, h + cnt) == h;
+    uint prev = h + rank - vkshmem_slots_;
+    uint64_t req = vkshmem_slot_req_(h + rank);
+    bool free = int(c - prev) > 0 && vkshmem_ld32_(req + uint64_t(48)) == 0u;
+    bool ok = false;
+    if (subgroupAll(free) && subgroupElect()) ok = atomicCompSwap(vkshmem_ring_.r.head, h, h + cnt) == h;
+    return subgroupBroadcastFirst(ok);
 }
 
 /* One ticket for every active invocation, taken together per subgroup, and only once all their
@@ -464,8 +479,7 @@ bool vkshmem_take_ticket_(out uint ticket) {
     uint i;
     /* wait_polls attempts with the back-off after each, and a last one (the re-check) */
     for (i = 0u; i <= n; ++i) {
-        if (subgroupElect()) ok = vkshmem_try_tickets_(cnt, h);
-        ok = subgroupBroadcastFirst(ok);
+        ok = vkshmem_try_tickets_(cnt, rank, h);
         if (ok || i == n || vkshmem_backoff_()) break;
     }
     vkshmem_charge_(i + 2u);
@@ -474,29 +488,38 @@ bool vkshmem_take_ticket_(out uint ticket) {
         return false;
     }
     vkshmem_fence_(); /* acquire: the slot's last occupant is done before this request reuses it */
-    ticket = subgroupBroadcastFirst(h) + rank;
+    ticket = h + rank;
     vkshmem_last_ticket_ = ticket;
     vkshmem_pending_ = true;
     return true;
 }
 
-/* Fills a request, all but `ready`. */
+/* Fills a request, all but `ready`; `answer`: the sender will read an answer from the payload. */
 void vkshmem_fill_(uint ticket, uint op, int pe, uint bytes, uint64_t target, uint64_t operand, uint64_t cond,
-                   uint amo_op, uint width) {
-    uint64_t r = vkshmem_reqs_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(64);
+                   uint amo_op, uint width, bool answer) {
+    uint64_t r = vkshmem_slot_req_(ticket);
     vkshmem_w32_(r + uint64_t(4)).v = op;
     vkshmem_w64_(r + uint64_t(8)).v = packUint2x32(uvec2(uint(pe), bytes));
     vkshmem_w64_(r + uint64_t(16)).v = target;
     vkshmem_w64_(r + uint64_t(24)).v = operand;
     vkshmem_w64_(r + uint64_t(32)).v = cond;
     vkshmem_w64_(r + uint64_t(40)).v = packUint2x32(uvec2(amo_op, width));
+    vkshmem_w32_(r + uint64_t(48)).v = answer ? 1u : 0u;
 }
 
 /* Hands the filled request (and its payload) to the proxy. */
 void vkshmem_publish_(uint ticket) {
     vkshmem_fence_(); /* release: the request and its payload before `ready` */
-    atomicStore(vkshmem_w32_(vkshmem_reqs_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(64)).v, ticket + 1u,
-                gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+    atomicStore(vkshmem_w32_(vkshmem_slot_req_(ticket)).v, ticket + 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
+                gl_SemanticsRelaxed);
+}
+
+/* The sender of an answered request is done with its payload (read it, or gave up: the proxy may
+ * still answer later, which is harmless, as the next sender waits for completion too). */
+void vkshmem_consume_(uint ticket) {
+    vkshmem_fence_(); /* release: the payload read before the slot is handed on */
+    atomicStore(vkshmem_w32_(vkshmem_slot_req_(ticket) + uint64_t(48)).v, 0u, gl_ScopeDevice,
+                gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
 }
 
 /* Waits until the proxy has completed `ticket` (completed > ticket). */
@@ -520,17 +543,24 @@ bool vkshmem_wait_done_(uint ticket, uint id) {
     return done;
 }
 
-/* One request that carries at most 8 bytes each way (p, g, AMO). Returns the answer's payload
- * address, or 0 (not waited for, or failed). */
+/* One request that carries at most 8 bytes each way (p, g, AMO). With `answer`, waits for it and
+ * returns the first 8 bytes of the payload (ok false and 0 on failure). */
 uint64_t vkshmem_proxy_small_(uint op, int pe, uint bytes, uint64_t target, uint64_t operand, uint64_t cond,
-                              uint amo_op, uint width, bool answer) {
+                              uint amo_op, uint width, bool answer, out bool ok) {
+    ok = false;
     uint t;
     if (!vkshmem_take_ticket_(t)) return uint64_t(0);
-    vkshmem_fill_(t, op, pe, bytes, target, operand, cond, amo_op, width);
+    vkshmem_fill_(t, op, pe, bytes, target, operand, cond, amo_op, width, answer);
     if (op == VKSHMEM_OP_PUT) vkshmem_w64_(vkshmem_slot_payload_(t)).v = operand; /* a p's value */
     vkshmem_publish_(t);
-    if (!answer || !vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY)) return uint64_t(0);
-    return vkshmem_slot_payload_(t);
+    if (!answer) {
+        ok = true;
+        return uint64_t(0);
+    }
+    ok = vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY);
+    uint64_t v = ok ? vkshmem_w64_(vkshmem_slot_payload_(t)).v : uint64_t(0);
+    vkshmem_consume_(t);
+    return v;
 }
 
 /* ---- Ordering and completion -------------------------------------------------------------------- */
@@ -554,12 +584,20 @@ void shmem_fence() {
 /* ---- Transfers ------------------------------------------------------------------------------------ */
 uint64_t vkshmem_amo64_(uint64_t dest, uint op, uint64_t operand, uint64_t cond, int pe, bool fetch);
 
+/* Proxy requests one invocation keeps in flight in a transfer: a get sends this many pieces, then
+ * waits once (the proxy completes in order) and copies them out. (1..8) */
+#ifndef VKSHMEM_PROXY_BATCH
+#define VKSHMEM_PROXY_BATCH 8
+#endif
+
 /* A put (local src -> dest on pe) or a get (src on pe -> local dest) of `bytes`, any alignment.
  * Direct: one copy, shared by `lanes` invocations (lane is this one's index). Proxy: pieces of
- * the payload size, pieces lane, lane + lanes, ... by this invocation, each through its own
- * ticket. With `signal` (puts), the signal follows the data: through the proxy as the last
- * piece's PUT_SIGNAL, directly as an AMO after a memory barrier. The loop budget for every copy
- * is reserved before anything is sent: a transfer that cannot fit sends nothing. */
+ * the payload size, pieces lane, lane + lanes, ... by this invocation, in batches of
+ * VKSHMEM_PROXY_BATCH, each piece through its own ticket: a put copies each piece into its slot
+ * and publishes it; a get publishes the batch, waits for its last ticket, copies the answers out.
+ * With `signal` (puts), the signal follows the data: through the proxy as the last piece's
+ * PUT_SIGNAL, directly as an AMO after a memory barrier. The loop budget for every copy is
+ * reserved before anything is sent: a transfer that cannot fit sends nothing. */
 void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe, uint lane, uint lanes, bool signal,
                    uint64_t sig_addr, uint64_t sig_value, uint sig_op) {
     uint64_t sym = put ? dest : src, remote, sig_remote;
@@ -573,36 +611,58 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
     uint64_t first = proxy ? uint64_t(lane) : uint64_t(0), step = proxy ? uint64_t(lanes) : uint64_t(1);
     uint copy_lane = proxy ? 0u : lane, copy_lanes = proxy ? 1u : lanes;
     uint64_t mine = first < pieces ? (pieces - first + step - uint64_t(1)) / step : uint64_t(0);
+    uint batch = proxy ? uint(clamp(VKSHMEM_PROXY_BATCH, 1, 8)) : 1u;
+    uint64_t batches = (mine + uint64_t(batch) - uint64_t(1)) / uint64_t(batch);
     /* Payload slots are 16-byte aligned (address 0 stands for one); every piece but the last is
-     * planned like the first, and the last is no larger. */
+     * planned like the first, and the last is no larger. Budget: the copies, the batch loop and
+     * its two inner loops. */
     uint64_t pd = put ? (proxy ? uint64_t(0) : remote) : dest + first * pb;
     uint64_t ps = put ? src + first * pb : (proxy ? uint64_t(0) : remote);
-    uint64_t cost = mine * uint64_t(vkshmem_plan_cost_(vkshmem_plan_copy_(pd, ps, min(bytes, pb), copy_lanes)) + 1u);
-    if (!vkshmem_reserve_(vkshmem_clamp32_(cost + uint64_t(2)))) {
+    uint64_t cost = mine * uint64_t(vkshmem_plan_cost_(vkshmem_plan_copy_(pd, ps, min(bytes, pb), copy_lanes))) +
+                    batches * uint64_t(2u * batch + 6u) + uint64_t(2);
+    if (!vkshmem_reserve_(vkshmem_clamp32_(cost))) {
         vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
         return;
     }
-    for (uint64_t k = first; k < pieces; k += step) {
-        uint64_t off = proxy ? k * pb : uint64_t(0);
-        uint64_t n = min(bytes - off, pb);
-        uint64_t cd = put ? remote : dest, cs = put ? src : remote;
-        uint t = 0u;
+    uint tix[8];
+    for (uint64_t k0 = first; k0 < pieces; k0 += step * uint64_t(batch)) {
+        /* this invocation's pieces k0, k0 + step, ... (nb of them) */
+        uint nb = uint(min(uint64_t(batch), (pieces - k0 + step - uint64_t(1)) / step));
+        uint sent = proxy ? 0u : nb;
         if (proxy) {
-            if (!vkshmem_take_ticket_(t)) break;
-            bool with_signal = signal && k + uint64_t(1) == pieces;
-            vkshmem_fill_(t, put ? (with_signal ? VKSHMEM_OP_PUT_SIGNAL : VKSHMEM_OP_PUT) : VKSHMEM_OP_GET, pe, uint(n),
-                          sym + off, with_signal ? sig_value : uint64_t(0), with_signal ? sig_addr : uint64_t(0),
-                          with_signal ? sig_op : 0u, with_signal ? 8u : 0u);
-            if (!put) {
+            for (uint j = 0u; j < nb; ++j) {
+                uint64_t k = k0 + uint64_t(j) * step, off = k * pb, n = min(bytes - off, pb);
+                uint t;
+                if (!vkshmem_take_ticket_(t)) break;
+                tix[j] = t;
+                sent = j + 1u;
+                bool with_signal = signal && k + uint64_t(1) == pieces;
+                vkshmem_fill_(t, put ? (with_signal ? VKSHMEM_OP_PUT_SIGNAL : VKSHMEM_OP_PUT) : VKSHMEM_OP_GET, pe,
+                              uint(n), sym + off, with_signal ? sig_value : uint64_t(0),
+                              with_signal ? sig_addr : uint64_t(0), with_signal ? sig_op : 0u, with_signal ? 8u : 0u,
+                              !put);
+                if (put) {
+                    uint64_t slot = vkshmem_slot_payload_(t);
+                    vkshmem_run_copy_(vkshmem_plan_copy_(slot, src + off, n, 1u), slot, src + off, 0u, 1u);
+                }
                 vkshmem_publish_(t);
-                if (!vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY)) break;
             }
-            uint64_t slot = vkshmem_slot_payload_(t);
-            cd = put ? slot : dest + off;
-            cs = put ? src + off : slot;
         }
-        vkshmem_run_copy_(vkshmem_plan_copy_(cd, cs, n, copy_lanes), cd, cs, copy_lane, copy_lanes);
-        if (proxy && put) vkshmem_publish_(t);
+        if (put && proxy) {
+            if (sent < nb) break; /* no ticket: recorded */
+            continue;
+        }
+        /* direct transfers and the answers of a batch of gets */
+        bool answered = !proxy || (sent != 0u && vkshmem_wait_done_(tix[sent - 1u], VKSHMEM_WAIT_ID_PROXY_REPLY));
+        for (uint j = 0u; j < sent; ++j) {
+            uint64_t off = proxy ? (k0 + uint64_t(j) * step) * pb : uint64_t(0);
+            uint64_t n = min(bytes - off, pb);
+            uint64_t cd = put ? remote : dest + off;
+            uint64_t cs = put ? src : (proxy ? vkshmem_slot_payload_(tix[j]) : remote);
+            if (answered) vkshmem_run_copy_(vkshmem_plan_copy_(cd, cs, n, copy_lanes), cd, cs, copy_lane, copy_lanes);
+            if (proxy) vkshmem_consume_(tix[j]);
+        }
+        if (!answered || sent < nb) break;
     }
     if (signal && !proxy) {
         vkshmem_fence_();
@@ -654,7 +714,8 @@ void vkshmem_pw_(uint64_t dest, uint64_t value, int pe, uint width) {
         if (width == 4u) vkshmem_w32_(remote).v = uint(value);
         else vkshmem_w64_(remote).v = value;
     } else if (route == VKSHMEM_ROUTE_PROXY_) {
-        vkshmem_proxy_small_(VKSHMEM_OP_PUT, pe, width, dest, value, uint64_t(0), 0u, 0u, false);
+        bool ok;
+        vkshmem_proxy_small_(VKSHMEM_OP_PUT, pe, width, dest, value, uint64_t(0), 0u, 0u, false, ok);
     }
 }
 void vkshmem_p32_(uint64_t dest, uint value, int pe) { vkshmem_pw_(dest, uint64_t(value), pe, 4u); }
@@ -663,11 +724,13 @@ void vkshmem_p64_(uint64_t dest, uint64_t value, int pe) { vkshmem_pw_(dest, val
 uint64_t vkshmem_gw_(uint64_t src, int pe, uint width) {
     uint64_t remote;
     uint route = vkshmem_route_(src, uint64_t(width), pe, true, remote);
-    uint64_t at = route == VKSHMEM_ROUTE_DIRECT_ ? remote : uint64_t(0);
-    if (route == VKSHMEM_ROUTE_PROXY_)
-        at = vkshmem_proxy_small_(VKSHMEM_OP_GET, pe, width, src, uint64_t(0), uint64_t(0), 0u, 0u, true);
-    if (at == uint64_t(0)) return uint64_t(0);
-    return width == 4u ? uint64_t(vkshmem_w32_(at).v) : vkshmem_w64_(at).v;
+    bool ok;
+    if (route == VKSHMEM_ROUTE_PROXY_) {
+        uint64_t v = vkshmem_proxy_small_(VKSHMEM_OP_GET, pe, width, src, uint64_t(0), uint64_t(0), 0u, 0u, true, ok);
+        return width == 4u ? uint64_t(uint(v)) : v;
+    }
+    if (route != VKSHMEM_ROUTE_DIRECT_) return uint64_t(0);
+    return width == 4u ? uint64_t(vkshmem_w32_(remote).v) : vkshmem_w64_(remote).v;
 }
 uint vkshmem_g32_(uint64_t src, int pe) { return uint(vkshmem_gw_(src, pe, 4u)); }
 uint64_t vkshmem_g64_(uint64_t src, int pe) { return vkshmem_gw_(src, pe, 8u); }
@@ -678,9 +741,9 @@ uint64_t vkshmem_amo_(uint64_t dest, uint op, uint64_t operand, uint64_t cond, i
     uint64_t remote;
     uint route = vkshmem_route_(dest, uint64_t(width), pe, true, remote);
     if (route == VKSHMEM_ROUTE_PROXY_) {
-        uint64_t at = vkshmem_proxy_small_(VKSHMEM_OP_AMO, pe, width, dest, operand, cond, op, width, fetch);
-        if (at == uint64_t(0)) return uint64_t(0);
-        return width == 4u ? uint64_t(vkshmem_w32_(at).v) : vkshmem_w64_(at).v;
+        bool ok;
+        uint64_t v = vkshmem_proxy_small_(VKSHMEM_OP_AMO, pe, width, dest, operand, cond, op, width, fetch, ok);
+        return width == 4u ? uint64_t(uint(v)) : v;
     }
     if (route != VKSHMEM_ROUTE_DIRECT_) return uint64_t(0);
     if (width == 4u) {

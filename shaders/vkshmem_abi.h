@@ -137,7 +137,10 @@ VKSHMEM_ABI_STRUCT(vkshmem_ring_layout) {
  *   24: operand (AMO operand; PUT_SIGNAL: the signal value)
  *   32: cond (AMO compare value; PUT_SIGNAL: the signal's symmetric address)
  *   40: amo_op (AMO) or signal_op (PUT_SIGNAL), width (AMO: 4 or 8)
- *   48..63: reserved
+ *   48: reserved0: its low 32 bits belong to the device library (the proxy ignores them): 1 while
+ *       the sender still has to read an answer from the payload (a get or AMO it waits for); the
+ *       slot is reused only once they are 0 again, besides completed > ticket.
+ *   56..63: reserved
  */
 VKSHMEM_ABI_STRUCT(vkshmem_request_layout) {
     u32 ready;
