@@ -86,7 +86,7 @@
 #ifndef VKSHMEM_POLL_DELAY_NOFENCE
 #define VKSHMEM_POLL_DELAY_NOFENCE 256
 #endif
-/* Units (16-byte blocks or 4-byte words) a copy loop moves per iteration and invocation: 2 or 4.
+/* Units (8-byte units or 4-byte words) a copy loop moves per iteration and invocation: 2 or 4.
  * More units per iteration let one invocation copy more within the loop budget; fewer make
  * shaders compile faster. */
 #ifndef VKSHMEM_COPY_UNROLL
@@ -130,7 +130,6 @@ layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vks
 };
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer vkshmem_w32_ { uint v; };
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_w64_ { uint64_t v; };
-layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer vkshmem_w128_ { uvec4 v; };
 
 /* ---- Per-invocation state (set by vkshmem_init) ------------------------------------------------ */
 vkshmem_state_ref_ vkshmem_st_;
@@ -451,35 +450,49 @@ uint64_t vkshmem_slot_payload_(uint ticket) {
     return vkshmem_payload_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(vkshmem_pbytes_);
 }
 
-/* One attempt of the subgroup to take one ticket for every active invocation (h + rank): each
- * checks its own slot, and one invocation takes them all with a compare-and-swap on head. */
-bool vkshmem_try_tickets_(uint cnt, uint rank, out uint h) {
+/* Whether ticket t's slot is free: its previous ticket completed (c: `completed`) and its answer,
+ * if any, read. */
+bool vkshmem_slot_free_(uint t, uint c) {
+    return int(c - (t - vkshmem_slots_)) > 0 && vkshmem_ld32_(vkshmem_slot_req_(t) + uint64_t(48)) == 0u;
+}
+
+/* One attempt of the subgroup to take `want` (1..8) consecutive tickets for every active
+ * invocation (this one's start at h + offset): each checks its own slots, and one invocation
+ * takes them all with a compare-and-swap on head. */
+bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
     h = 0u;
     if (subgroupElect()) h = vkshmem_ld32_(vkshmem_ring_addr_);
     h = subgroupBroadcastFirst(h);
     uint c = vkshmem_ld32_(vkshmem_ring_addr_ + uint64_t(4));
-    uint prev = h + rank - vkshmem_slots_;
-    uint64_t req = vkshmem_slot_req_(h + rank);
-    bool free = int(c - prev) > 0 && vkshmem_ld32_(req + uint64_t(48)) == 0u;
+    uint t = h + offset;
+    bool free = vkshmem_slot_free_(t, c);
+    if (want > 1u) free = free && vkshmem_slot_free_(t + 1u, c);
+    if (want > 2u) free = free && vkshmem_slot_free_(t + 2u, c);
+    if (want > 3u) free = free && vkshmem_slot_free_(t + 3u, c);
+    if (want > 4u) free = free && vkshmem_slot_free_(t + 4u, c);
+    if (want > 5u) free = free && vkshmem_slot_free_(t + 5u, c);
+    if (want > 6u) free = free && vkshmem_slot_free_(t + 6u, c);
+    if (want > 7u) free = free && vkshmem_slot_free_(t + 7u, c);
     bool ok = false;
-    if (subgroupAll(free) && subgroupElect()) ok = atomicCompSwap(vkshmem_ring_.r.head, h, h + cnt) == h;
+    if (subgroupAll(free) && subgroupElect()) ok = atomicCompSwap(vkshmem_ring_.r.head, h, h + total) == h;
     return subgroupBroadcastFirst(ok);
 }
 
-/* One ticket for every active invocation, taken together per subgroup, and only once all their
- * slots are free (so a taken ticket is always filled and published at once: the proxy, which
- * serves tickets in order, never waits for one). False on timeout (no ticket taken; recorded). */
-bool vkshmem_take_ticket_(out uint ticket) {
-    uvec4 ballot = subgroupBallot(true);
-    uint cnt = subgroupBallotBitCount(ballot);
-    uint rank = subgroupBallotExclusiveBitCount(ballot);
+/* `want` (1..8) consecutive tickets for every active invocation, taken together per subgroup, and
+ * only once all their slots are free: a taken ticket is always filled and published at once (the
+ * proxy, which serves tickets in order, never waits for one), and no invocation holds slots while
+ * it waits for more (no deadlock however full the ring). Returns the first; false on timeout (no
+ * ticket taken; recorded). */
+bool vkshmem_take_tickets_(uint want, out uint first) {
+    uint total = subgroupAdd(want);
+    uint offset = subgroupExclusiveAdd(want);
     uint n = vkshmem_wait_iters_();
     bool ok = false;
     uint h = 0u;
     uint i;
     /* wait_polls attempts with the back-off after each, and a last one (the re-check) */
     for (i = 0u; i <= n; ++i) {
-        ok = vkshmem_try_tickets_(cnt, rank, h);
+        ok = vkshmem_try_tickets_(total, offset, want, h);
         if (ok || i == n || vkshmem_backoff_()) break;
     }
     vkshmem_charge_(i + 2u);
@@ -487,12 +500,13 @@ bool vkshmem_take_ticket_(out uint ticket) {
         vkshmem_wait_failed_(VKSHMEM_ERR_PROXY_TIMEOUT, VKSHMEM_WAIT_ID_RING_SLOT, i);
         return false;
     }
-    vkshmem_fence_(); /* acquire: the slot's last occupant is done before this request reuses it */
-    ticket = h + rank;
-    vkshmem_last_ticket_ = ticket;
+    vkshmem_fence_(); /* acquire: the slots' last occupants are done before these requests reuse them */
+    first = h + offset;
+    vkshmem_last_ticket_ = first + want - 1u;
     vkshmem_pending_ = true;
     return true;
 }
+bool vkshmem_take_ticket_(out uint ticket) { return vkshmem_take_tickets_(1u, ticket); }
 
 /* Fills a request, all but `ready`; `answer`: the sender will read an answer from the payload. */
 void vkshmem_fill_(uint ticket, uint op, int pe, uint bytes, uint64_t target, uint64_t operand, uint64_t cond,
@@ -593,8 +607,9 @@ uint64_t vkshmem_amo64_(uint64_t dest, uint op, uint64_t operand, uint64_t cond,
 /* A put (local src -> dest on pe) or a get (src on pe -> local dest) of `bytes`, any alignment.
  * Direct: one copy, shared by `lanes` invocations (lane is this one's index). Proxy: pieces of
  * the payload size, pieces lane, lane + lanes, ... by this invocation, in batches of
- * VKSHMEM_PROXY_BATCH, each piece through its own ticket: a put copies each piece into its slot
- * and publishes it; a get publishes the batch, waits for its last ticket, copies the answers out.
+ * VKSHMEM_PROXY_BATCH whose tickets it takes at once, each piece through its own ticket: a put
+ * copies each piece into its slot and publishes it; a get publishes the batch, waits for its last
+ * ticket, copies the answers out and releases the slots.
  * With `signal` (puts), the signal follows the data: through the proxy as the last piece's
  * PUT_SIGNAL, directly as an AMO after a memory barrier. The loop budget for every copy is
  * reserved before anything is sent: a transfer that cannot fit sends nothing. */
@@ -611,7 +626,8 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
     uint64_t first = proxy ? uint64_t(lane) : uint64_t(0), step = proxy ? uint64_t(lanes) : uint64_t(1);
     uint copy_lane = proxy ? 0u : lane, copy_lanes = proxy ? 1u : lanes;
     uint64_t mine = first < pieces ? (pieces - first + step - uint64_t(1)) / step : uint64_t(0);
-    uint batch = proxy ? uint(clamp(VKSHMEM_PROXY_BATCH, 1, 8)) : 1u;
+    /* a subgroup never asks for more tickets at once than the ring has */
+    uint batch = proxy ? uint(clamp(min(VKSHMEM_PROXY_BATCH, int(vkshmem_slots_ / gl_SubgroupSize)), 1, 8)) : 1u;
     uint64_t batches = (mine + uint64_t(batch) - uint64_t(1)) / uint64_t(batch);
     /* Payload slots are 16-byte aligned (address 0 stands for one); every piece but the last is
      * planned like the first, and the last is no larger. Budget: the copies, the batch loop and
@@ -624,18 +640,15 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
         vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
         return;
     }
-    uint tix[8];
+    uint t0 = 0u;
     for (uint64_t k0 = first; k0 < pieces; k0 += step * uint64_t(batch)) {
-        /* this invocation's pieces k0, k0 + step, ... (nb of them) */
+        /* this invocation's pieces k0, k0 + step, ... (nb of them), tickets t0 .. t0 + nb - 1 */
         uint nb = uint(min(uint64_t(batch), (pieces - k0 + step - uint64_t(1)) / step));
         uint sent = proxy ? 0u : nb;
-        if (proxy) {
+        if (proxy && vkshmem_take_tickets_(nb, t0)) {
             for (uint j = 0u; j < nb; ++j) {
                 uint64_t k = k0 + uint64_t(j) * step, off = k * pb, n = min(bytes - off, pb);
-                uint t;
-                if (!vkshmem_take_ticket_(t)) break;
-                tix[j] = t;
-                sent = j + 1u;
+                uint t = t0 + j;
                 bool with_signal = signal && k + uint64_t(1) == pieces;
                 vkshmem_fill_(t, put ? (with_signal ? VKSHMEM_OP_PUT_SIGNAL : VKSHMEM_OP_PUT) : VKSHMEM_OP_GET, pe,
                               uint(n), sym + off, with_signal ? sig_value : uint64_t(0),
@@ -647,20 +660,21 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
                 }
                 vkshmem_publish_(t);
             }
+            sent = nb;
         }
         if (put && proxy) {
             if (sent < nb) break; /* no ticket: recorded */
             continue;
         }
         /* direct transfers and the answers of a batch of gets */
-        bool answered = !proxy || (sent != 0u && vkshmem_wait_done_(tix[sent - 1u], VKSHMEM_WAIT_ID_PROXY_REPLY));
+        bool answered = !proxy || (sent != 0u && vkshmem_wait_done_(t0 + sent - 1u, VKSHMEM_WAIT_ID_PROXY_REPLY));
         for (uint j = 0u; j < sent; ++j) {
             uint64_t off = proxy ? (k0 + uint64_t(j) * step) * pb : uint64_t(0);
             uint64_t n = min(bytes - off, pb);
             uint64_t cd = put ? remote : dest + off;
-            uint64_t cs = put ? src : (proxy ? vkshmem_slot_payload_(tix[j]) : remote);
+            uint64_t cs = put ? src : (proxy ? vkshmem_slot_payload_(t0 + j) : remote);
             if (answered) vkshmem_run_copy_(vkshmem_plan_copy_(cd, cs, n, copy_lanes), cd, cs, copy_lane, copy_lanes);
-            if (proxy) vkshmem_consume_(tix[j]);
+            if (proxy) vkshmem_consume_(t0 + j);
         }
         if (!answered || sent < nb) break;
     }
