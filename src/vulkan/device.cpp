@@ -203,12 +203,35 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& se
     qci.queueCount = qf[d->queue_family_].queueCount >= 2 ? 2 : 1;
     qci.pQueuePriorities = prio;
     const char* exts[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
+    // What shaders may use, where the device offers it: 64-bit integers and
+    // atomics and doubles (the typed device routines), 8/16-bit storage and
+    // arithmetic (char and short routines), and descriptor arrays indexed by
+    // PE (the HLSL library's heap descriptors).
+    VkPhysicalDeviceVulkan11Features have11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceVulkan12Features have12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    have12.pNext = &have11;
+    VkPhysicalDeviceFeatures2 have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    have.pNext = &have12;
+    vkGetPhysicalDeviceFeatures2(d->phys_, &have);
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    f11.storageBuffer16BitAccess = have11.storageBuffer16BitAccess;
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    f12.pNext = &f11;
     f12.bufferDeviceAddress = VK_TRUE;
-    f12.shaderBufferInt64Atomics = d->report_.atomic_int64;
+    f12.shaderBufferInt64Atomics = have12.shaderBufferInt64Atomics;
+    f12.storageBuffer8BitAccess = have12.storageBuffer8BitAccess;
+    f12.shaderInt8 = have12.shaderInt8;
+    f12.descriptorIndexing = have12.descriptorIndexing;
+    f12.runtimeDescriptorArray = have12.runtimeDescriptorArray;
+    f12.shaderStorageBufferArrayNonUniformIndexing = have12.shaderStorageBufferArrayNonUniformIndexing;
+    f12.descriptorBindingPartiallyBound = have12.descriptorBindingPartiallyBound;
+    f12.vulkanMemoryModel = have12.vulkanMemoryModel;
+    f12.vulkanMemoryModelDeviceScope = have12.vulkanMemoryModelDeviceScope;
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &f12;
-    f2.features.shaderInt64 = d->report_.shader_int64;
+    f2.features.shaderInt64 = have.features.shaderInt64;
+    f2.features.shaderInt16 = have.features.shaderInt16;
+    f2.features.shaderFloat64 = have.features.shaderFloat64;
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = &f2;
     dci.queueCreateInfoCount = 1;
