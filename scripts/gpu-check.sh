@@ -2,9 +2,12 @@
 # Runs vkshmem's checks on a machine with a GPU in one go.
 #
 #   scripts/gpu-check.sh pack   here: build, then copy the binaries into .gpu/
-#   scripts/gpu-check.sh run    there (repository root, .gpu/ and .gl/ carried):
-#                               device report, the demo and the integration
-#                               tests at 1-4 PEs, and the benchmark at 2 PEs
+#   scripts/gpu-check.sh run [SECTION...]
+#                               there (repository root, .gpu/ and .gl/ carried):
+#                               sections tests (the demo, the integration and
+#                               shader tests at 1-4 PEs), heat2d, perf (the
+#                               shader and device-heap figures, with --diag
+#                               rows), hostperf (vkshmem-perf); default: all
 #
 # The GPU machine has Open MPI, PMIx and fmt but no Vulkan loader: .gl/ holds
 # Debian's libvulkan1 package, unpacked there before anything runs.
@@ -26,6 +29,7 @@ pack)
     du -sh "$root/.gpu"
     ;;
 run)
+    shift
     for f in "$root"/.gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
     # The NVIDIA ICD is in one of these places depending on how the driver came.
@@ -45,40 +49,51 @@ run)
         exit 1
     fi
     fails=0
-    echo "== demo at 4 PEs"; SHMEM_INFO=1 VKSHMEM_DEBUG=info timeout 120 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/ring" 2>&1 | grep -v "^  " ||
-        fails=$((fails + 1))
-    for t in "$bin"/spmd_* "$bin"/shader_*; do
-        [ -x "$t" ] || continue
-        for np in 1 2 3 4; do
-            if timeout 300 "$bin/oshrun" -np "$np" -x LD_LIBRARY_PATH "$t" >"$out/$(basename "$t").np$np.log" 2>&1; then
-                echo "PASS $(basename "$t") np=$np"
-            else
-                echo "FAIL $(basename "$t") np=$np"; tail -20 "$out/$(basename "$t").np$np.log"; fails=$((fails + 1))
-            fi
+    sections=" ${*:-tests heat2d perf hostperf} "
+    want() { [[ $sections == *" $1 "* ]]; }
+    if want tests; then
+        echo "== demo at 4 PEs"
+        SHMEM_INFO=1 VKSHMEM_DEBUG=info timeout 120 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/ring" 2>&1 |
+            grep -v "^  " || fails=$((fails + 1))
+        for t in "$bin"/spmd_* "$bin"/shader_*; do
+            [ -x "$t" ] || continue
+            for np in 1 2 3 4; do
+                if timeout 300 "$bin/oshrun" -np "$np" -x LD_LIBRARY_PATH "$t" >"$out/$(basename "$t").np$np.log" 2>&1; then
+                    echo "PASS $(basename "$t") np=$np"
+                else
+                    echo "FAIL $(basename "$t") np=$np"; tail -20 "$out/$(basename "$t").np$np.log"; fails=$((fails + 1))
+                fi
+            done
         done
-    done
-    echo "== heat2d at 4 PEs"
-    timeout 300 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/heat2d" --nx 1024 --ny 1024 --steps 200 --png "$out/heat2d.png" ||
-        fails=$((fails + 1))
-    echo "== vkshmem-gpu-perf at 2 PEs (one GPU: the device heap is shared, no BAR mapping)"
-    VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-gpu-perf" --mib 256 ||
-        fails=$((fails + 1))
-    echo "== vkshmem-gpu-perf at 2 PEs through the proxy (VKSHMEM_FORCE_PROXY=1)"
-    VKSHMEM_FORCE_PROXY=1 VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH \
-        "$bin/vkshmem-gpu-perf" --mib 16 || fails=$((fails + 1))
-    echo "== vkshmem-gpu-perf at 1 PE (alone on the GPU: BAR-mapped device heap)"
-    VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 1 -x LD_LIBRARY_PATH "$bin/vkshmem-gpu-perf" --mib 256 ||
-        fails=$((fails + 1))
-    echo "== vkshmem-perf at 2 PEs (host heap)"
-    timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-perf" --iters-scale 0.5 || fails=$((fails + 1))
-    echo "== vkshmem-perf at 2 PEs (device heap)"
-    timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-perf" --iters-scale 0.2 --device-heap ||
-        fails=$((fails + 1))
+    fi
+    if want heat2d; then
+        echo "== heat2d at 4 PEs"
+        timeout 300 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/heat2d" --nx 1024 --ny 1024 --steps 200 \
+            --png "$out/heat2d.png" || fails=$((fails + 1))
+    fi
+    if want perf; then
+        echo "== vkshmem-gpu-perf at 2 PEs (one GPU: the device heap is shared, no BAR mapping)"
+        VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-gpu-perf" \
+            --mib 256 --diag || fails=$((fails + 1))
+        echo "== vkshmem-gpu-perf at 2 PEs through the proxy (VKSHMEM_FORCE_PROXY=1)"
+        VKSHMEM_FORCE_PROXY=1 VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH \
+            "$bin/vkshmem-gpu-perf" --mib 16 || fails=$((fails + 1))
+        echo "== vkshmem-gpu-perf at 1 PE (alone on the GPU: BAR-mapped device heap)"
+        VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 1 -x LD_LIBRARY_PATH "$bin/vkshmem-gpu-perf" \
+            --mib 256 || fails=$((fails + 1))
+    fi
+    if want hostperf; then
+        echo "== vkshmem-perf at 2 PEs (host heap)"
+        timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-perf" --iters-scale 0.5 || fails=$((fails + 1))
+        echo "== vkshmem-perf at 2 PEs (device heap)"
+        timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-perf" --iters-scale 0.2 --device-heap ||
+            fails=$((fails + 1))
+    fi
     echo "== $fails failures"
     exit $((fails > 0))
     ;;
 *)
-    echo "usage: scripts/gpu-check.sh pack|run" >&2
+    echo "usage: scripts/gpu-check.sh pack | run [tests] [heat2d] [perf] [hostperf]" >&2
     exit 2
     ;;
 esac

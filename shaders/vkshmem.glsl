@@ -606,8 +606,8 @@ uint64_t vkshmem_amo64_(uint64_t dest, uint op, uint64_t operand, uint64_t cond,
 
 /* A put (local src -> dest on pe) or a get (src on pe -> local dest) of `bytes`, any alignment.
  * Direct: one copy, shared by `lanes` invocations (lane is this one's index). Proxy: pieces of
- * the payload size, pieces lane, lane + lanes, ... by this invocation, in batches of
- * VKSHMEM_PROXY_BATCH whose tickets it takes at once, each piece through its own ticket: a put
+ * the payload size, in rounds of VKSHMEM_PROXY_BATCH consecutive pieces per invocation whose
+ * tickets it takes at once, each piece through its own ticket: a put
  * copies each piece into its slot and publishes it; a get publishes the batch, waits for its last
  * ticket, copies the answers out and releases the slots.
  * With `signal` (puts), the signal follows the data: through the proxy as the last piece's
@@ -623,12 +623,18 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
     uint64_t pb = proxy ? uint64_t(vkshmem_pbytes_) : max(bytes, uint64_t(1));
     uint64_t pieces = proxy ? (bytes + pb - uint64_t(1)) / pb : uint64_t(1);
     if (signal && pieces == uint64_t(0)) pieces = uint64_t(1);
-    uint64_t first = proxy ? uint64_t(lane) : uint64_t(0), step = proxy ? uint64_t(lanes) : uint64_t(1);
-    uint copy_lane = proxy ? 0u : lane, copy_lanes = proxy ? 1u : lanes;
-    uint64_t mine = first < pieces ? (pieces - first + step - uint64_t(1)) / step : uint64_t(0);
     /* a subgroup never asks for more tickets at once than the ring has */
     uint batch = proxy ? uint(clamp(min(VKSHMEM_PROXY_BATCH, int(vkshmem_slots_ / gl_SubgroupSize)), 1, 8)) : 1u;
-    uint64_t batches = (mine + uint64_t(batch) - uint64_t(1)) / uint64_t(batch);
+    /* Rounds: in each, invocation `lane` sends the `batch` consecutive pieces from first + r * step,
+     * so a subgroup's tickets (taken together, lane after lane) carry consecutive pieces, which the
+     * proxy carries out as one transfer. */
+    uint64_t first = proxy ? uint64_t(lane) * uint64_t(batch) : uint64_t(0);
+    uint64_t step = proxy ? uint64_t(lanes) * uint64_t(batch) : uint64_t(1);
+    uint copy_lane = proxy ? 0u : lane, copy_lanes = proxy ? 1u : lanes;
+    uint64_t batches = first < pieces ? (pieces - first + step - uint64_t(1)) / step : uint64_t(0);
+    uint64_t mine = batches == uint64_t(0) ? uint64_t(0)
+                    : (batches - uint64_t(1)) * uint64_t(batch) +
+                          min(uint64_t(batch), pieces - first - (batches - uint64_t(1)) * step);
     /* Payload slots are 16-byte aligned (address 0 stands for one); every piece but the last is
      * planned like the first, and the last is no larger. Budget: the copies, the batch loop and
      * its two inner loops. */
@@ -641,13 +647,13 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
         return;
     }
     uint t0 = 0u;
-    for (uint64_t k0 = first; k0 < pieces; k0 += step * uint64_t(batch)) {
-        /* this invocation's pieces k0, k0 + step, ... (nb of them), tickets t0 .. t0 + nb - 1 */
-        uint nb = uint(min(uint64_t(batch), (pieces - k0 + step - uint64_t(1)) / step));
+    for (uint64_t k0 = first; k0 < pieces; k0 += step) {
+        /* this invocation's pieces k0 .. k0 + nb - 1, tickets t0 .. t0 + nb - 1 */
+        uint nb = uint(min(uint64_t(batch), pieces - k0));
         uint sent = proxy ? 0u : nb;
         if (proxy && vkshmem_take_tickets_(nb, t0)) {
             for (uint j = 0u; j < nb; ++j) {
-                uint64_t k = k0 + uint64_t(j) * step, off = k * pb, n = min(bytes - off, pb);
+                uint64_t k = k0 + uint64_t(j), off = k * pb, n = min(bytes - off, pb);
                 uint t = t0 + j;
                 bool with_signal = signal && k + uint64_t(1) == pieces;
                 vkshmem_fill_(t, put ? (with_signal ? VKSHMEM_OP_PUT_SIGNAL : VKSHMEM_OP_PUT) : VKSHMEM_OP_GET, pe,
@@ -669,7 +675,7 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
         /* direct transfers and the answers of a batch of gets */
         bool answered = !proxy || (sent != 0u && vkshmem_wait_done_(t0 + sent - 1u, VKSHMEM_WAIT_ID_PROXY_REPLY));
         for (uint j = 0u; j < sent; ++j) {
-            uint64_t off = proxy ? (k0 + uint64_t(j) * step) * pb : uint64_t(0);
+            uint64_t off = proxy ? (k0 + uint64_t(j)) * pb : uint64_t(0);
             uint64_t n = min(bytes - off, pb);
             uint64_t cd = put ? remote : dest + off;
             uint64_t cs = put ? src : (proxy ? vkshmem_slot_payload_(t0 + j) : remote);

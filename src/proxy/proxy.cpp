@@ -138,17 +138,49 @@ void Proxy::run() {
 }
 
 bool Proxy::serve_one() {
-    const std::uint32_t ticket = next_;
-    const std::size_t slot = ticket % VKSHMEM_RING_SLOTS;
-    char* req = base_ + at_.requests + slot * sizeof(vkshmem_request_layout);
-    if (at<std::uint32_t>(req, offsetof(vkshmem_request_layout, ready)).load(std::memory_order_acquire) !=
-        ticket + 1)
-        return false;
-    execute(req, base_ + at_.payload + slot * VKSHMEM_RING_PAYLOAD_BYTES);
-    next_ = ticket + 1;
-    served_.fetch_add(1, std::memory_order_relaxed);
+    const std::uint32_t first = next_;
+    const std::size_t slot = first % VKSHMEM_RING_SLOTS;
+    auto request = [&](std::uint32_t t) {
+        return base_ + at_.requests + (t % VKSHMEM_RING_SLOTS) * sizeof(vkshmem_request_layout);
+    };
+    auto published = [&](std::uint32_t t) {
+        return at<std::uint32_t>(request(t), offsetof(vkshmem_request_layout, ready)).load(std::memory_order_acquire) ==
+               t + 1;
+    };
+    if (!published(first)) return false;
+    vkshmem_request_layout run;
+    std::memcpy(&run, request(first), sizeof run);
+    // A bulk transfer of a shader arrives as payload-sized pieces to
+    // consecutive addresses of one PE in consecutive tickets: the published
+    // part of such a run (its payloads are contiguous while the slots do not
+    // wrap) is carried out as one transfer, so a piece does not cost a copy
+    // submission of its own where the target is reached by device copies.
+    std::uint32_t n = 1;
+    if (run.op == VKSHMEM_OP_PUT || run.op == VKSHMEM_OP_GET) {
+        vkshmem_request_layout last = run;
+        while (slot + n < VKSHMEM_RING_SLOTS && last.bytes == VKSHMEM_RING_PAYLOAD_BYTES &&
+               last.op != VKSHMEM_OP_PUT_SIGNAL && published(first + n)) {
+            vkshmem_request_layout r;
+            std::memcpy(&r, request(first + n), sizeof r);
+            const bool same_kind = r.op == run.op || (run.op == VKSHMEM_OP_PUT && r.op == VKSHMEM_OP_PUT_SIGNAL);
+            if (!same_kind || r.pe != run.pe || r.target != last.target + last.bytes) break;
+            run.bytes += r.bytes;
+            if (r.op == VKSHMEM_OP_PUT_SIGNAL) { // the signal ends the run and follows all of its data
+                run.op = r.op;
+                run.operand = r.operand;
+                run.cond = r.cond;
+                run.amo_op = r.amo_op;
+                run.width = r.width;
+            }
+            last = r;
+            ++n;
+        }
+    }
+    execute(&run, base_ + at_.payload + slot * VKSHMEM_RING_PAYLOAD_BYTES);
+    next_ = first + n;
+    served_.fetch_add(n, std::memory_order_relaxed);
     at<std::uint32_t>(base_, at_.ring + offsetof(vkshmem_ring_layout, completed))
-        .store(ticket + 1, std::memory_order_release);
+        .store(first + n, std::memory_order_release);
     return true;
 }
 

@@ -1,8 +1,9 @@
 // vkshmem-gpu-perf: the device-heap and shader figures, each next to the raw
 // Vulkan operation it should approach, measured in the same run.
 //
-//   oshrun -np 2 vkshmem-gpu-perf [--mib N]          (PE 0 measures, PE 1 is the target)
-//   VKSHMEM_FORCE_PROXY=1 ...  makes the last row the shader -> proxy -> peer round trip
+//   oshrun -np 2 vkshmem-gpu-perf [--mib N] [--diag]  (PE 0 measures, PE 1 is the target)
+//   VKSHMEM_FORCE_PROXY=1 ...  makes the first row the shader -> proxy -> peer round trip
+//   --diag adds rows that locate where a shader put loses time
 //
 // Rows: compute-shader device-to-device copy (raw) vs shader put into the
 // peer's device heap; vkCmdCopyBuffer host->device (raw) vs host put from
@@ -12,9 +13,13 @@
 #include <shmemx.h>
 #include <vkshmem/vulkan.h>
 
+#include "copy64_coherent_comp_spv.h"
+#include "copy64_comp_spv.h"
 #include "copy_comp_spv.h"
 #include "proxy_rtt_comp_spv.h"
 #include "put_comp_spv.h"
+#include "put_long_p_comp_spv.h"
+#include "put_nobudget_comp_spv.h"
 
 #include <chrono>
 #include <cstdio>
@@ -117,12 +122,38 @@ template <class Push> double time_dispatch(vkshmemx_kernel* k, std::uint32_t gro
     return best;
 }
 
+struct CopyPush {
+    std::uint64_t dst, src;
+    std::uint32_t n, pad;
+};
+struct PutPush {
+    std::uint64_t state, dst, src, bytes;
+    std::int32_t pe;
+    std::uint32_t pad;
+};
+
+vkshmemx_kernel* kernel(const std::uint32_t* spv, std::size_t bytes, std::uint32_t push) {
+    vkshmemx_kernel* k = vkshmemx_kernel_create(spv, bytes, push);
+    if (!k) die("kernel creation failed");
+    return k;
+}
+
+void row_gbps(const char* what, double gbps, double of) {
+    if (of > 0) std::printf("%-58s %9.1f GB/s %10.0f %%\n", what, gbps, 100.0 * gbps / of);
+    else std::printf("%-58s %9.1f GB/s %11s\n", what, gbps, "");
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     std::size_t mib = 64;
-    for (int i = 1; i + 1 < argc; ++i)
-        if (std::string(argv[i]) == "--mib") mib = std::strtoul(argv[++i], nullptr, 10);
+    bool diag = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--mib" && i + 1 < argc) mib = std::strtoul(argv[++i], nullptr, 10);
+        else if (a == "--diag") diag = true;
+        else die("usage: vkshmem-gpu-perf [--mib N] [--diag]");
+    }
     const std::size_t bytes = mib << 20;
     shmem_init();
     const int me = shmem_my_pe(), npes = shmem_n_pes(), peer = npes > 1 ? 1 : 0;
@@ -131,26 +162,70 @@ int main(int argc, char** argv) {
     auto* ddst = static_cast<char*>(shmem_malloc_with_hints(bytes, SHMEMX_MALLOC_DEVICE));
     auto* hsrc = static_cast<char*>(shmem_malloc(bytes));
     auto* flag = static_cast<int*>(shmem_malloc_with_hints(64, SHMEMX_MALLOC_DEVICE));
-    if (!dsrc || !ddst || !hsrc || !flag) die("allocation failed: raise VKSHMEM_DEVICE_HEAP_SIZE / SHMEM_SYMMETRIC_SIZE");
+    if (!dsrc || !ddst || !hsrc || !flag)
+        die("allocation failed: raise VKSHMEM_DEVICE_HEAP_SIZE / SHMEM_SYMMETRIC_SIZE");
     std::memset(hsrc, 0x5a, bytes);
     shmem_barrier_all();
     if (me == 0) {
         const int reps = 5;
-        auto* copy = vkshmemx_kernel_create(copy_comp_spv, sizeof copy_comp_spv, 24);
-        auto* put = vkshmemx_kernel_create(put_comp_spv, sizeof put_comp_spv, 40);
-        auto* rtt = vkshmemx_kernel_create(proxy_rtt_comp_spv, sizeof proxy_rtt_comp_spv, 24);
-        if (!copy || !put || !rtt) die("kernel creation failed");
+        const char* proxy = std::getenv("VKSHMEM_FORCE_PROXY");
+        const bool forced = proxy && std::strcmp(proxy, "0") != 0;
+        std::printf("vkshmem-gpu-perf: %d PEs, PE 0 -> PE %d, %zu MiB, best of %d%s\n", npes, peer, mib, reps,
+                    forced ? ", VKSHMEM_FORCE_PROXY=1" : "");
+        std::printf("%-58s %12s %12s\n", "operation", "value", "of raw");
+        std::fflush(stdout);
+
+        // The round trip first: it does not depend on the bulk rows below.
+        auto* rtt = kernel(proxy_rtt_comp_spv, sizeof proxy_rtt_comp_spv, 24);
         struct {
-            std::uint64_t dst, src;
-            std::uint32_t n16, pad;
-        } cp{vkshmemx_device_address(ddst), vkshmemx_device_address(dsrc), static_cast<std::uint32_t>(bytes / 16), 0};
-        const double t_copy = time_dispatch(copy, 1024, cp, reps);
-        struct {
-            std::uint64_t state, dst, src, bytes;
+            std::uint64_t state, dst;
+            std::uint32_t count;
             std::int32_t pe;
-            std::uint32_t pad;
-        } pp{vkshmemx_device_state(), vkshmemx_device_address(ddst), vkshmemx_device_address(dsrc), bytes, peer, 0};
-        const double t_put = time_dispatch(put, 1024, pp, reps);
+        } rp{vkshmemx_device_state(), vkshmemx_device_address(flag), 0, peer};
+        const double t_empty = time_dispatch(rtt, 1, rp, reps);
+        rp.count = 100;
+        const double t_rtt = (time_dispatch(rtt, 1, rp, reps) - t_empty) / rp.count;
+        std::printf("%-58s %9.3f us\n",
+                    forced ? "shader put + quiet through the proxy (round trip)"
+                           : "shader put + quiet, direct (VKSHMEM_FORCE_PROXY=1: proxy)",
+                    t_rtt * 1e6);
+        vkshmemx_kernel_destroy(rtt);
+
+        const CopyPush cp{vkshmemx_device_address(ddst), vkshmemx_device_address(dsrc),
+                          static_cast<std::uint32_t>(bytes / 16), 0};
+        auto* copy = kernel(copy_comp_spv, sizeof copy_comp_spv, 24);
+        const double copy_gbps = bytes / time_dispatch(copy, 1024, cp, reps) / 1e9;
+        vkshmemx_kernel_destroy(copy);
+        row_gbps("compute-shader copy, device heap -> device heap (raw)", copy_gbps, 0);
+        const PutPush pp{vkshmemx_device_state(), vkshmemx_device_address(ddst), vkshmemx_device_address(dsrc), bytes,
+                         peer, 0};
+        auto* put = kernel(put_comp_spv, sizeof put_comp_spv, 40);
+        row_gbps("shader putmem_wg into the peer's device heap", bytes / time_dispatch(put, 1024, pp, reps) / 1e9,
+                 copy_gbps);
+        vkshmemx_kernel_destroy(put);
+        std::fflush(stdout);
+
+        if (diag) {
+            // Where a shader put loses time: plain 8-byte copies, coherent
+            // ones (as the library declares its references), the put
+            // without loop-budget accounting, and one shmem_long_p per word.
+            const CopyPush c8{cp.dst, cp.src, static_cast<std::uint32_t>(bytes / 8), 0};
+            auto* k = kernel(copy64_comp_spv, sizeof copy64_comp_spv, 24);
+            row_gbps("  diag: compute copy, 8-byte units", bytes / time_dispatch(k, 1024, c8, reps) / 1e9, copy_gbps);
+            vkshmemx_kernel_destroy(k);
+            k = kernel(copy64_coherent_comp_spv, sizeof copy64_coherent_comp_spv, 24);
+            row_gbps("  diag: compute copy, 8-byte units, coherent", bytes / time_dispatch(k, 1024, c8, reps) / 1e9,
+                     copy_gbps);
+            vkshmemx_kernel_destroy(k);
+            k = kernel(put_nobudget_comp_spv, sizeof put_nobudget_comp_spv, 40);
+            row_gbps("  diag: putmem_wg, VKSHMEM_LOOP_BUDGET=0", bytes / time_dispatch(k, 1024, pp, reps) / 1e9,
+                     copy_gbps);
+            vkshmemx_kernel_destroy(k);
+            k = kernel(put_long_p_comp_spv, sizeof put_long_p_comp_spv, 40);
+            row_gbps("  diag: shmem_long_p per 8 bytes", bytes / time_dispatch(k, 1024, pp, reps) / 1e9, copy_gbps);
+            vkshmemx_kernel_destroy(k);
+            std::fflush(stdout);
+        }
 
         const double raw_h2d = raw_host_to_device_gbps(bytes, reps);
         double t_hput = 1e30;
@@ -168,35 +243,9 @@ int main(int argc, char** argv) {
             shmem_quiet();
         }
         const double t_small = (now() - t0) / small;
-
-        struct {
-            std::uint64_t state, dst;
-            std::uint32_t count;
-            std::int32_t pe;
-        } rp{vkshmemx_device_state(), vkshmemx_device_address(flag), 0, peer};
-        const double t_empty = time_dispatch(rtt, 1, rp, reps);
-        rp.count = 100;
-        const double t_rtt = (time_dispatch(rtt, 1, rp, reps) - t_empty) / rp.count;
-
-        std::printf("vkshmem-gpu-perf: %d PEs, PE 0 -> PE %d, %zu MiB, best of %d\n", npes, peer, mib, reps);
-        std::printf("%-58s %12s %12s\n", "operation", "value", "of raw");
-        std::printf("%-58s %9.1f GB/s %11s\n", "compute-shader copy, device heap -> device heap (raw)",
-                    bytes / t_copy / 1e9, "");
-        std::printf("%-58s %9.1f GB/s %10.0f %%\n", "shader putmem_wg into the peer's device heap",
-                    bytes / t_put / 1e9, 100.0 * t_copy / t_put);
-        std::printf("%-58s %9.1f GB/s %11s\n", "vkCmdCopyBuffer host-visible -> device-local (raw)", raw_h2d, "");
-        std::printf("%-58s %9.1f GB/s %10.0f %%\n", "host putmem, host heap -> peer's device heap",
-                    bytes / t_hput / 1e9, 100.0 * (bytes / t_hput / 1e9) / raw_h2d);
+        row_gbps("vkCmdCopyBuffer host-visible -> device-local (raw)", raw_h2d, 0);
+        row_gbps("host putmem, host heap -> peer's device heap", bytes / t_hput / 1e9, raw_h2d);
         std::printf("%-58s %9.3f us\n", "8-byte host put + quiet into the peer's device heap", t_small * 1e6);
-        const char* proxy = std::getenv("VKSHMEM_FORCE_PROXY");
-        const bool forced = proxy && std::strcmp(proxy, "0") != 0;
-        std::printf("%-58s %9.3f us\n",
-                    forced ? "shader put + quiet through the proxy (round trip)"
-                           : "shader put + quiet, direct (VKSHMEM_FORCE_PROXY=1: proxy)",
-                    t_rtt * 1e6);
-        vkshmemx_kernel_destroy(copy);
-        vkshmemx_kernel_destroy(put);
-        vkshmemx_kernel_destroy(rtt);
     }
     shmem_barrier_all();
     shmem_free(flag);
