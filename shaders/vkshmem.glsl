@@ -698,7 +698,15 @@ void vkshmem_get_(uint64_t dest, uint64_t src, uint64_t bytes, int pe) {
     vkshmem_xfer_(false, dest, src, bytes, pe, 0u, 1u, false, uint64_t(0), uint64_t(0), 0u);
 }
 
-uint vkshmem_wg_lanes_() { return gl_WorkGroupSize.x * gl_WorkGroupSize.y * gl_WorkGroupSize.z; }
+/* The workgroup's size. glslang takes gl_WorkGroupSize as (1, 1, 1) in code that precedes the
+ * shader's layout(local_size_...) declaration, which would make every invocation do the whole
+ * workgroup's work: that is checked against the subgroups the workgroup runs and reported. */
+uint vkshmem_wg_lanes_() {
+    uint lanes = gl_WorkGroupSize.x * gl_WorkGroupSize.y * gl_WorkGroupSize.z;
+    uint seen = gl_NumSubgroups * gl_SubgroupSize;
+    if (lanes > seen || lanes + gl_SubgroupSize <= seen) vkshmem_error_(VKSHMEM_ERR_WG_SIZE, lanes);
+    return lanes;
+}
 
 /* Workgroup-cooperative forms: every invocation of the workgroup calls them with the same
  * arguments, in uniform control flow; they begin and end with a memory barrier and barrier(). */

@@ -35,6 +35,7 @@
 #define VKSHMEM_ERR_NOT_SYMMETRIC 3u  /* an address outside both heaps; error_info = low 32 bits */
 #define VKSHMEM_ERR_PROXY_TIMEOUT 4u  /* the proxy did not answer within the bound */
 #define VKSHMEM_ERR_TOO_LARGE 5u      /* one operation larger than the device library takes */
+#define VKSHMEM_ERR_WG_SIZE 6u        /* a _wg routine saw a workgroup size other than the declared one */
 
 /* Proxy request operations (vkshmem_request.op) */
 #define VKSHMEM_OP_PUT 1u         /* payload -> target on pe */

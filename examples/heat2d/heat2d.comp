@@ -8,9 +8,9 @@
 // global grid's outer edges are held fixed (Dirichlet boundary).
 #version 460
 #extension GL_GOOGLE_include_directive : require
-#include "vkshmem.glsl"
-
+// The workgroup size comes before the device library (shaders/README.md).
 layout(local_size_x = 16, local_size_y = 16) in;
+#include "vkshmem.glsl"
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Floats { float v[]; };
 

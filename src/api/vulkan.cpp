@@ -29,6 +29,9 @@ const char* error_text(std::uint32_t code) {
     case VKSHMEM_ERR_NOT_SYMMETRIC: return "a shader passed an address in neither symmetric heap";
     case VKSHMEM_ERR_PROXY_TIMEOUT: return "the proxy did not answer a shader within its bound";
     case VKSHMEM_ERR_TOO_LARGE: return "one shader operation was larger than the device library takes";
+    case VKSHMEM_ERR_WG_SIZE:
+        return "a workgroup (_wg) routine ran in a shader that declares its workgroup size after including "
+               "vkshmem.glsl: put layout(local_size_x = ...) in; before the #include";
     default: return "unknown device-side error";
     }
 }

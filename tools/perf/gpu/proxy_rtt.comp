@@ -2,8 +2,8 @@
 // followed by shmem_quiet (run with VKSHMEM_FORCE_PROXY=1).
 #version 460
 #extension GL_GOOGLE_include_directive : require
-#include "vkshmem.glsl"
 layout(local_size_x = 1) in;
+#include "vkshmem.glsl"
 layout(push_constant) uniform Push { uint64_t state, dst; uint count; int pe; } pc;
 void main() {
     vkshmem_init(pc.state);

@@ -2,8 +2,8 @@
 // of the library's per-call path (route, translation) without its copy loop.
 #version 460
 #extension GL_GOOGLE_include_directive : require
-#include "vkshmem.glsl"
 layout(local_size_x = 256) in;
+#include "vkshmem.glsl"
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer Units { int64_t u[]; };
 layout(push_constant) uniform Push { uint64_t state, dst, src, bytes; int pe; uint pad; } pc;
 void main() {

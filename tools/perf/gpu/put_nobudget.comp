@@ -2,8 +2,8 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
 #define VKSHMEM_LOOP_BUDGET 0
-#include "vkshmem.glsl"
 layout(local_size_x = 256) in;
+#include "vkshmem.glsl"
 layout(push_constant) uniform Push { uint64_t state, dst, src, bytes; int pe; uint pad; } pc;
 void main() {
     vkshmem_init(pc.state);
