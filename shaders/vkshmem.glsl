@@ -96,11 +96,7 @@
 #define VKSHMEM_REP2_(S) S S
 #define VKSHMEM_REP4_(S) S S S S
 #define VKSHMEM_REP8_(S) S S S S S S S S
-#if VKSHMEM_COPY_UNROLL == 2
-#define VKSHMEM_REP_COPY_(S) VKSHMEM_REP2_(S)
-#elif VKSHMEM_COPY_UNROLL == 4
-#define VKSHMEM_REP_COPY_(S) VKSHMEM_REP4_(S)
-#else
+#if VKSHMEM_COPY_UNROLL != 2 && VKSHMEM_COPY_UNROLL != 4
 #error "VKSHMEM_COPY_UNROLL must be 2 or 4"
 #endif
 #define VKSHMEM_DIV_ f = f / q + 1.0;
@@ -368,25 +364,29 @@ void vkshmem_store_part_(uint64_t dst, uint64_t src, uint k) {
 
 /* How a copy of n bytes from src to dst is cut:
  *   head    bytes (0..3) up to dst's first 4-byte boundary: a partial-word store
- *   units   the loop's work, from there on: with src and dst equally aligned mod 8 (`dwords`),
- *           at most one word to an 8-byte boundary, 8-byte units, at most one word; otherwise
- *           whole destination words, each assembled from the one or two aligned source words that
- *           hold its bytes (sh: the source's misalignment in bits)
+ *   body    the loop's work, from there on. With src and dst equally aligned mod 8 (`dwords`): at
+ *           most one word (pre) to an 8-byte boundary, 8-byte units, at most one word (post);
+ *           otherwise whole destination words, each assembled from the one or two aligned source
+ *           words that hold its bytes (sh: the source's misalignment in bits)
  *   tail    bytes (0..3) after the last whole word: a partial-word store
  * The loop moves VKSHMEM_COPY_UNROLL units per iteration and invocation, `lanes` invocations
- * sharing it; invocation 0 also stores the partial words, in a loop of two iterations. (8-byte
- * units rather than 16: lavapipe turns every access into a loop over the SIMD lanes per 32- or
- * 64-bit component, and its JIT time grows faster than linearly with the number of those.) */
+ * sharing it: it loads them all, then stores them all, so each invocation keeps several loads in
+ * flight (the references are coherent and may alias: the compiler cannot move a load above an
+ * earlier store). Invocation 0 also stores the edges (head, pre, post, tail) in a loop of four
+ * iterations. (8-byte units rather than 16: lavapipe turns every access into a loop over the
+ * SIMD lanes per 32- or 64-bit component, and its JIT time grows faster than linearly with the
+ * number of those.) */
 struct vkshmem_plan_ {
     uint head;
     uint tail;
     uint sh;
     bool dwords;
     uint pre;
+    uint post;
     uint64_t words;
     uint64_t dw;
-    uint64_t units;
-    uint iters; /* loop iterations per invocation, 0xffffffff when absurd */
+    uint64_t units; /* the loop's units: dw, or the words */
+    uint iters;     /* loop iterations per invocation, 0xffffffff when absurd */
 };
 
 vkshmem_plan_ vkshmem_plan_copy_(uint64_t dst, uint64_t src, uint64_t n, uint lanes) {
@@ -399,44 +399,69 @@ vkshmem_plan_ vkshmem_plan_copy_(uint64_t dst, uint64_t src, uint64_t n, uint la
     p.dwords = ((d ^ s) & uint64_t(7)) == uint64_t(0);
     p.pre = p.dwords && (d & uint64_t(4)) != uint64_t(0) && p.words != uint64_t(0) ? 1u : 0u;
     p.dw = p.dwords ? (p.words - uint64_t(p.pre)) >> 1 : uint64_t(0);
-    p.units = p.words - p.dw; /* pre + dw + post, or the words */
+    p.post = p.dwords ? uint(p.words - uint64_t(p.pre) - (p.dw << 1)) : 0u;
+    p.units = p.dwords ? p.dw : p.words;
     uint64_t per = uint64_t(VKSHMEM_COPY_UNROLL) * uint64_t(max(lanes, 1u));
     p.iters = vkshmem_clamp32_((p.units + per - uint64_t(1)) / per);
     return p;
 }
 
-/* Budget a copy needs: its loop, the partial-word loop, and 2 for each loop's entry and exit. */
-uint vkshmem_plan_cost_(vkshmem_plan_ p) { return p.iters >= 0xfffffff0u ? 0xffffffffu : p.iters + 6u; }
+/* Budget a copy needs: its loop, the edge loop, and 2 for each loop's entry and exit. */
+uint vkshmem_plan_cost_(vkshmem_plan_ p) { return p.iters >= 0xfffffff0u ? 0xffffffffu : p.iters + 8u; }
+
+/* One unrolled step of the copy loop: unit i of this iteration is idx + i * lanes. */
+#define VKSHMEM_LD8_(i) \
+    uint64_t k##i = idx + uint64_t(i * lanes); \
+    uint64_t v##i = k##i < p.units ? vkshmem_w64_(s + (k##i << 3)).v : uint64_t(0);
+#define VKSHMEM_ST8_(i) \
+    if (k##i < p.units) vkshmem_w64_(d + (k##i << 3)).v = v##i;
+#define VKSHMEM_LD4_(i) \
+    uint64_t k##i = idx + uint64_t(i * lanes); \
+    uint lo##i = 0u, hi##i = 0u; \
+    if (k##i < p.units) { \
+        uint64_t a##i = (s + (k##i << 2)) & ~uint64_t(3); \
+        lo##i = vkshmem_w32_(a##i).v; \
+        if (p.sh != 0u) hi##i = vkshmem_w32_(a##i + uint64_t(4)).v; \
+    }
+#define VKSHMEM_ST4_(i) \
+    if (k##i < p.units) \
+        vkshmem_w32_(d + (k##i << 2)).v = p.sh == 0u ? lo##i : (lo##i >> p.sh) | (hi##i << (32u - p.sh));
+#if VKSHMEM_COPY_UNROLL == 2
+#define VKSHMEM_UNITS_(M) M(0u) M(1u)
+#else
+#define VKSHMEM_UNITS_(M) M(0u) M(1u) M(2u) M(3u)
+#endif
 
 /* Runs a planned copy (its budget already reserved): this invocation's share. */
 void vkshmem_run_copy_(vkshmem_plan_ p, uint64_t dst, uint64_t src, uint lane, uint lanes) {
     uint64_t d = dst + uint64_t(p.head), s = src + uint64_t(p.head);
-    uint64_t pre = uint64_t(p.pre), dw_end = uint64_t(p.pre) + p.dw;
-    uint64_t idx = uint64_t(lane);
-    for (uint it = 0u; it < p.iters; ++it) {
-        VKSHMEM_REP_COPY_(
-            if (idx < p.units) {
-                if (idx >= pre && idx < dw_end) {
-                    uint64_t o = (pre << 2) + ((idx - pre) << 3);
-                    vkshmem_w64_(d + o).v = vkshmem_w64_(s + o).v;
-                } else {
-                    /* a word: before the 8-byte units, after them, or in word mode */
-                    uint64_t o = idx < pre ? uint64_t(0) : (idx + p.dw) << 2;
-                    uint64_t a = (s + o) & ~uint64_t(3);
-                    uint lo = vkshmem_w32_(a).v;
-                    uint hi = vkshmem_w32_(a + uint64_t(p.sh != 0u ? 4u : 0u)).v;
-                    vkshmem_w32_(d + o).v = p.sh == 0u ? lo : (lo >> p.sh) | (hi << (32u - p.sh));
-                }
-            }
-            idx += uint64_t(lanes);
-        )
+    uint64_t idx = uint64_t(lane), stride = uint64_t(VKSHMEM_COPY_UNROLL) * uint64_t(lanes);
+    if (p.dwords) {
+        d += uint64_t(p.pre << 2);
+        s += uint64_t(p.pre << 2);
+        for (uint it = 0u; it < p.iters; ++it) {
+            VKSHMEM_UNITS_(VKSHMEM_LD8_)
+            VKSHMEM_UNITS_(VKSHMEM_ST8_)
+            idx += stride;
+        }
+    } else {
+        for (uint it = 0u; it < p.iters; ++it) {
+            VKSHMEM_UNITS_(VKSHMEM_LD4_)
+            VKSHMEM_UNITS_(VKSHMEM_ST4_)
+            idx += stride;
+        }
     }
     if (lane == 0u) {
-        uint64_t t = uint64_t(p.head) + (p.words << 2);
-        for (uint j = 0u; j < 2u; ++j) {
-            uint k = j == 0u ? p.head : p.tail;
-            uint64_t o = j == 0u ? uint64_t(0) : t;
-            if (k != 0u) vkshmem_store_part_(dst + o, src + o, k);
+        /* the edges: head (partial), pre (a word), post (a word), tail (partial) */
+        uint64_t body = uint64_t(p.head) + (p.words << 2);
+        for (uint j = 0u; j < 4u; ++j) {
+            uint k = j == 0u ? p.head : j == 1u ? p.pre << 2 : j == 2u ? p.post << 2 : p.tail;
+            uint64_t o = j == 0u ? uint64_t(0)
+                         : j == 1u ? uint64_t(p.head)
+                         : j == 2u ? body - uint64_t(4)
+                                   : body;
+            if (k == 4u) vkshmem_w32_(dst + o).v = vkshmem_w32_(src + o).v; /* dwords: src aligned alike */
+            else if (k != 0u) vkshmem_store_part_(dst + o, src + o, k);
         }
     }
 }
