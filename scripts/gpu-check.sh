@@ -57,12 +57,18 @@ run)
             grep -v "^  " || fails=$((fails + 1))
         for t in "$bin"/spmd_* "$bin"/shader_*; do
             [ -x "$t" ] || continue
-            for np in 1 2 3 4; do
-                if timeout 300 "$bin/oshrun" -np "$np" -x LD_LIBRARY_PATH "$t" >"$out/$(basename "$t").np$np.log" 2>&1; then
-                    echo "PASS $(basename "$t") np=$np"
-                else
-                    echo "FAIL $(basename "$t") np=$np"; tail -20 "$out/$(basename "$t").np$np.log"; fails=$((fails + 1))
-                fi
+            routes=direct
+            case $(basename "$t") in shader_*) routes="direct proxy" ;; esac
+            for route in $routes; do
+                for np in 1 2 3 4; do
+                    log=$out/$(basename "$t").$route.np$np.log
+                    if VKSHMEM_FORCE_PROXY=$([ $route = proxy ] && echo 1 || echo 0) timeout 300 "$bin/oshrun" \
+                        -np "$np" -x LD_LIBRARY_PATH "$t" >"$log" 2>&1; then
+                        echo "PASS $(basename "$t") $route np=$np"
+                    else
+                        echo "FAIL $(basename "$t") $route np=$np"; tail -20 "$log"; fails=$((fails + 1))
+                    fi
+                done
             done
         done
     fi

@@ -64,7 +64,9 @@
 /* Loop budget (see README: lavapipe ends every loop silently after 65,535 iterations per SIMD
  * subgroup). Iterations of the library's loops are counted per subgroup against this budget; an
  * operation that cannot fit is reported (VKSHMEM_ERR_TOO_LARGE) instead of being truncated.
- * Define it before including this file: 0 turns the accounting off (drivers without the cap). */
+ * It applies only where the pipeline was specialised for lavapipe (VKSHMEM_SPEC_DEVICE_FENCES
+ * false); elsewhere waits are bounded by wait_polls alone and copies by nothing. Define it before
+ * including this file: 0 turns the accounting off everywhere. */
 #ifndef VKSHMEM_LOOP_BUDGET
 #define VKSHMEM_LOOP_BUDGET 60000
 #endif
@@ -126,6 +128,9 @@ layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vks
 };
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer vkshmem_w32_ { uint v; };
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_w64_ { uint64_t v; };
+/* Volatile views, for reads of memory the host writes while the shader runs (see vkshmem_rd32_). */
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent volatile buffer vkshmem_v32_ { uint v; };
+layout(buffer_reference, std430, buffer_reference_align = 8) coherent volatile buffer vkshmem_v64_ { uint64_t v; };
 
 /* ---- Per-invocation state (set by vkshmem_init) ------------------------------------------------ */
 vkshmem_state_ref_ vkshmem_st_;
@@ -168,12 +173,27 @@ layout(constant_id = VKSHMEM_SPEC_DEVICE_FENCES) const bool vkshmem_fences_ = tr
 void vkshmem_fence_() {
     if (vkshmem_fences_) memoryBarrierBuffer();
 }
-/* Polls are relaxed atomic loads; a wait that succeeds then calls vkshmem_fence_() (acquire), and
- * a hand-off calls it before its relaxed atomic store (release). So no barrier sits in a loop. */
+/* The driver with the loop cap is the one specialised without device fences (see above). */
+const bool vkshmem_budget_on_ = VKSHMEM_LOOP_BUDGET != 0 && !vkshmem_fences_;
+/* Host writes during a dispatch. On NVIDIA (driver 580) a running shader never sees a host write to
+ * host memory (the host heap, the ring) through an atomic load or read-modify-write, of any scope
+ * or semantics: its GPU-side cache keeps the old line. A volatile load does see it, and so does any
+ * load of DEVICE_LOCAL|HOST_VISIBLE memory. So every read of host memory that the host may have
+ * written during the dispatch is volatile where the pipeline has device fences (GPUs); lavapipe
+ * (no device fences) shares the CPU's caches and uses relaxed atomic loads, which a compiler
+ * cannot hoist out of a loop either. The choice is a specialization constant: the other side is
+ * gone before the driver compiles. */
+uint vkshmem_rd32_(uint64_t a, bool vol) { return vol ? vkshmem_v32_(a).v : vkshmem_w32_(a).v; }
+uint64_t vkshmem_rd64_(uint64_t a, bool vol) { return vol ? vkshmem_v64_(a).v : vkshmem_w64_(a).v; }
+/* Polls: volatile loads on GPUs, relaxed atomic loads on lavapipe. A wait that succeeds then calls
+ * vkshmem_fence_() (acquire), and a hand-off calls it before its relaxed atomic store (release).
+ * So no barrier sits in a loop. */
 uint vkshmem_ld32_(uint64_t a) {
+    if (vkshmem_fences_) return vkshmem_v32_(a).v;
     return atomicLoad(vkshmem_w32_(a).v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
 }
 uint64_t vkshmem_ld64_(uint64_t a) {
+    if (vkshmem_fences_) return vkshmem_v64_(a).v;
     return atomicLoad(vkshmem_w64_(a).v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
 }
 
@@ -183,6 +203,7 @@ uint vkshmem_budget_cell_() { return gl_SubgroupID & (VKSHMEM_BUDGET_CELLS - 1u)
 /* Iterations the subgroup may still run. */
 uint vkshmemx_budget_left() {
 #if VKSHMEM_LOOP_BUDGET != 0
+    if (!vkshmem_budget_on_) return 0xffffffffu;
     return subgroupBroadcastFirst(vkshmem_budget_[vkshmem_budget_cell_()]);
 #else
     return 0xffffffffu;
@@ -194,6 +215,7 @@ uint vkshmemx_budget_left() {
  * it must skip its loop. */
 bool vkshmem_reserve_(uint iters) {
 #if VKSHMEM_LOOP_BUDGET != 0
+    if (!vkshmem_budget_on_) return true;
     uint left = vkshmemx_budget_left();
     bool fits = iters <= left;
     uint m = subgroupMax(fits ? iters : 0u);
@@ -208,6 +230,7 @@ bool vkshmem_reserve_(uint iters) {
 /* Charges iterations a loop has already run (the largest count of the active invocations). */
 void vkshmem_charge_(uint iters) {
 #if VKSHMEM_LOOP_BUDGET != 0
+    if (!vkshmem_budget_on_) return;
     uint left = vkshmemx_budget_left();
     uint m = subgroupMax(iters);
     if (subgroupElect()) vkshmem_budget_[vkshmem_budget_cell_()] = left > m ? left - m : 0u;
@@ -286,7 +309,7 @@ void vkshmem_init(uint64_t state) {
         }
     }
 #if VKSHMEM_LOOP_BUDGET != 0
-    if (subgroupElect()) vkshmem_budget_[vkshmem_budget_cell_()] = uint(VKSHMEM_LOOP_BUDGET);
+    if (vkshmem_budget_on_ && subgroupElect()) vkshmem_budget_[vkshmem_budget_cell_()] = uint(VKSHMEM_LOOP_BUDGET);
     subgroupMemoryBarrierShared();
     subgroupBarrier();
 #endif
@@ -333,6 +356,9 @@ uint vkshmem_route_(uint64_t addr, uint64_t bytes, int pe, bool report, out uint
     return VKSHMEM_ROUTE_DIRECT_;
 }
 
+/* Whether addr (of this PE) lies in its host heap: memory the host may write during a dispatch. */
+bool vkshmem_in_host_heap_(uint64_t addr) { return addr - vkshmem_hbase_ < vkshmem_hsize_; }
+
 /* The device address through which this invocation reaches `dest` on PE pe, or 0 when it is not
  * directly reachable (the proxy route, VKSHMEM_FORCE_PROXY, a bad PE or address). */
 uint64_t shmem_ptr(uint64_t dest, int pe) {
@@ -341,20 +367,29 @@ uint64_t shmem_ptr(uint64_t dest, int pe) {
 }
 
 /* ---- Byte-exact copies -------------------------------------------------------------------------- */
-/* k (1..3) bytes at src, in the low bits. Reads only aligned words holding at least one of them. */
-uint vkshmem_load_bytes_(uint64_t src, uint k) {
+/* k (1..3) bytes at src, in the low bits. Reads only aligned words holding at least one of them
+ * (volatile loads with vol). */
+uint vkshmem_load_bytes_(uint64_t src, uint k, bool vol) {
     uint64_t sa = src & ~uint64_t(3);
     uint sh = uint(src & uint64_t(3)) * 8u;
-    uint lo = vkshmem_w32_(sa).v;
+    uint lo = vkshmem_rd32_(sa, vol);
     /* the next word only when the bytes reach into it */
-    uint hi = vkshmem_w32_(sa + uint64_t(sh + 8u * k > 32u ? 4u : 0u)).v;
+    uint hi = vkshmem_rd32_(sa + uint64_t(sh + 8u * k > 32u ? 4u : 0u), vol);
     return sh == 0u ? lo : (lo >> sh) | (hi << (32u - sh));
 }
 
 /* Stores k (1..3) bytes from src at dst, which lie in one aligned word, without touching the
- * word's other bytes (two atomics: concurrent writers of the neighbouring bytes are safe). */
-void vkshmem_store_part_(uint64_t dst, uint64_t src, uint k) {
-    uint v = vkshmem_load_bytes_(src, k);
+ * word's other bytes (two atomics: concurrent writers of the neighbouring bytes are safe). With
+ * `slot` (a proxy payload slot, 4-byte aligned, this invocation's alone, whose bytes past the data
+ * the proxy ignores) one plain store instead: the host reads the slot while the shader runs, and
+ * on NVIDIA a read-modify-write atomic on host memory stays in the GPU's cache until the dispatch
+ * ends. */
+void vkshmem_store_part_(uint64_t dst, uint64_t src, uint k, bool vol, bool slot) {
+    uint v = vkshmem_load_bytes_(src, k, vol);
+    if (slot) {
+        vkshmem_w32_(dst).v = v;
+        return;
+    }
     uint dsh = uint(dst & uint64_t(3)) * 8u;
     uint mask = ((1u << (8u * k)) - 1u) << dsh;
     vkshmem_w32_ w = vkshmem_w32_(dst & ~uint64_t(3));
@@ -412,7 +447,7 @@ uint vkshmem_plan_cost_(vkshmem_plan_ p) { return p.iters >= 0xfffffff0u ? 0xfff
 /* One unrolled step of the copy loop: unit i of this iteration is idx + i * lanes. */
 #define VKSHMEM_LD8_(i) \
     uint64_t k##i = idx + uint64_t(i * lanes); \
-    uint64_t v##i = k##i < p.units ? vkshmem_w64_(s + (k##i << 3)).v : uint64_t(0);
+    uint64_t v##i = k##i < p.units ? vkshmem_rd64_(s + (k##i << 3), vol) : uint64_t(0);
 #define VKSHMEM_ST8_(i) \
     if (k##i < p.units) vkshmem_w64_(d + (k##i << 3)).v = v##i;
 #define VKSHMEM_LD4_(i) \
@@ -420,8 +455,8 @@ uint vkshmem_plan_cost_(vkshmem_plan_ p) { return p.iters >= 0xfffffff0u ? 0xfff
     uint lo##i = 0u, hi##i = 0u; \
     if (k##i < p.units) { \
         uint64_t a##i = (s + (k##i << 2)) & ~uint64_t(3); \
-        lo##i = vkshmem_w32_(a##i).v; \
-        if (p.sh != 0u) hi##i = vkshmem_w32_(a##i + uint64_t(4)).v; \
+        lo##i = vkshmem_rd32_(a##i, vol); \
+        if (p.sh != 0u) hi##i = vkshmem_rd32_(a##i + uint64_t(4), vol); \
     }
 #define VKSHMEM_ST4_(i) \
     if (k##i < p.units) \
@@ -432,8 +467,11 @@ uint vkshmem_plan_cost_(vkshmem_plan_ p) { return p.iters >= 0xfffffff0u ? 0xfff
 #define VKSHMEM_UNITS_(M) M(0u) M(1u) M(2u) M(3u)
 #endif
 
-/* Runs a planned copy (its budget already reserved): this invocation's share. */
-void vkshmem_run_copy_(vkshmem_plan_ p, uint64_t dst, uint64_t src, uint lane, uint lanes) {
+/* Runs a planned copy (its budget already reserved): this invocation's share. vsrc: the source is
+ * host memory the host may write during the dispatch (volatile loads on GPUs); slot: the
+ * destination is a proxy payload slot (see vkshmem_store_part_). */
+void vkshmem_run_copy_(vkshmem_plan_ p, uint64_t dst, uint64_t src, uint lane, uint lanes, bool vsrc, bool slot) {
+    bool vol = vkshmem_fences_ && vsrc;
     uint64_t d = dst + uint64_t(p.head), s = src + uint64_t(p.head);
     uint64_t idx = uint64_t(lane), stride = uint64_t(VKSHMEM_COPY_UNROLL) * uint64_t(lanes);
     if (p.dwords) {
@@ -460,8 +498,8 @@ void vkshmem_run_copy_(vkshmem_plan_ p, uint64_t dst, uint64_t src, uint lane, u
                          : j == 1u ? uint64_t(p.head)
                          : j == 2u ? body - uint64_t(4)
                                    : body;
-            if (k == 4u) vkshmem_w32_(dst + o).v = vkshmem_w32_(src + o).v; /* dwords: src aligned alike */
-            else if (k != 0u) vkshmem_store_part_(dst + o, src + o, k);
+            if (k == 4u) vkshmem_w32_(dst + o).v = vkshmem_rd32_(src + o, vol); /* dwords: src aligned alike */
+            else if (k != 0u) vkshmem_store_part_(dst + o, src + o, k, vol, slot);
         }
     }
 }
@@ -597,7 +635,7 @@ uint64_t vkshmem_proxy_small_(uint op, int pe, uint bytes, uint64_t target, uint
         return uint64_t(0);
     }
     ok = vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY);
-    uint64_t v = ok ? vkshmem_w64_(vkshmem_slot_payload_(t)).v : uint64_t(0);
+    uint64_t v = ok ? vkshmem_ld64_(vkshmem_slot_payload_(t)) : uint64_t(0);
     vkshmem_consume_(t);
     return v;
 }
@@ -687,7 +725,8 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
                               !put);
                 if (put) {
                     uint64_t slot = vkshmem_slot_payload_(t);
-                    vkshmem_run_copy_(vkshmem_plan_copy_(slot, src + off, n, 1u), slot, src + off, 0u, 1u);
+                    vkshmem_run_copy_(vkshmem_plan_copy_(slot, src + off, n, 1u), slot, src + off, 0u, 1u,
+                                      vkshmem_in_host_heap_(src + off), true);
                 }
                 vkshmem_publish_(t);
             }
@@ -704,7 +743,10 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
             uint64_t n = min(bytes - off, pb);
             uint64_t cd = put ? remote : dest + off;
             uint64_t cs = put ? src : (proxy ? vkshmem_slot_payload_(t0 + j) : remote);
-            if (answered) vkshmem_run_copy_(vkshmem_plan_copy_(cd, cs, n, copy_lanes), cd, cs, copy_lane, copy_lanes);
+            /* the source: a payload slot (the proxy's answer), or host memory the host may write */
+            bool vs = proxy || vkshmem_in_host_heap_(src);
+            if (answered)
+                vkshmem_run_copy_(vkshmem_plan_copy_(cd, cs, n, copy_lanes), cd, cs, copy_lane, copy_lanes, vs, false);
             if (proxy) vkshmem_consume_(t0 + j);
         }
         if (!answered || sent < nb) break;
@@ -783,16 +825,24 @@ uint64_t vkshmem_gw_(uint64_t src, int pe, uint width) {
         return width == 4u ? uint64_t(uint(v)) : v;
     }
     if (route != VKSHMEM_ROUTE_DIRECT_) return uint64_t(0);
-    return width == 4u ? uint64_t(vkshmem_w32_(remote).v) : vkshmem_w64_(remote).v;
+    bool vol = vkshmem_fences_ && vkshmem_in_host_heap_(src);
+    return width == 4u ? uint64_t(vkshmem_rd32_(remote, vol)) : vkshmem_rd64_(remote, vol);
 }
 uint vkshmem_g32_(uint64_t src, int pe) { return uint(vkshmem_gw_(src, pe, 4u)); }
 uint64_t vkshmem_g64_(uint64_t src, int pe) { return vkshmem_gw_(src, pe, 8u); }
 
 /* ---- Atomics (op: VKSHMEM_AMO_*) ------------------------------------------------------------- */
-/* One AMO of width 4 or 8 bytes (naturally aligned); the old value when fetch. */
+/* One AMO of width 4 or 8 bytes (naturally aligned); the old value when fetch.
+ * On GPUs a read-modify-write on a host heap goes through the proxy even where the heap is
+ * reachable: the GPU performs it in its own cache, where neither the host's atomics on the same
+ * word nor the host's reads see it until the dispatch ends (NVIDIA, driver 580). The proxy's CPU
+ * atomics are atomic with every other PE's. A fetch is a volatile load. */
 uint64_t vkshmem_amo_(uint64_t dest, uint op, uint64_t operand, uint64_t cond, int pe, bool fetch, uint width) {
     uint64_t remote;
     uint route = vkshmem_route_(dest, uint64_t(width), pe, true, remote);
+    if (route == VKSHMEM_ROUTE_DIRECT_ && vkshmem_fences_ && op != VKSHMEM_AMO_FETCH && vkshmem_slots_ != 0u &&
+        vkshmem_in_host_heap_(dest))
+        route = VKSHMEM_ROUTE_PROXY_;
     if (route == VKSHMEM_ROUTE_PROXY_) {
         bool ok;
         uint64_t v = vkshmem_proxy_small_(VKSHMEM_OP_AMO, pe, width, dest, operand, cond, op, width, fetch, ok);
@@ -803,7 +853,7 @@ uint64_t vkshmem_amo_(uint64_t dest, uint op, uint64_t operand, uint64_t cond, i
         vkshmem_w32_ w = vkshmem_w32_(remote);
         uint x = uint(operand), c = uint(cond);
         switch (op) {
-        case VKSHMEM_AMO_FETCH: return uint64_t(atomicLoad(w.v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed));
+        case VKSHMEM_AMO_FETCH: return uint64_t(vkshmem_ld32_(remote));
         case VKSHMEM_AMO_SET:
         case VKSHMEM_AMO_SWAP: return uint64_t(atomicExchange(w.v, x));
         case VKSHMEM_AMO_COMPARE_SWAP: return uint64_t(atomicCompSwap(w.v, c, x));
@@ -816,7 +866,7 @@ uint64_t vkshmem_amo_(uint64_t dest, uint op, uint64_t operand, uint64_t cond, i
     }
     vkshmem_w64_ w = vkshmem_w64_(remote);
     switch (op) {
-    case VKSHMEM_AMO_FETCH: return atomicLoad(w.v, gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+    case VKSHMEM_AMO_FETCH: return vkshmem_ld64_(remote);
     case VKSHMEM_AMO_SET:
     case VKSHMEM_AMO_SWAP: return atomicExchange(w.v, operand);
     case VKSHMEM_AMO_COMPARE_SWAP: return atomicCompSwap(w.v, cond, operand);

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -57,6 +58,11 @@ private:
     std::mutex wake_mu_;
     std::condition_variable wake_;
     std::thread thread_;
+    // For the debug report of a dispatch (dispatch_end): when it began, the
+    // count then, and when the thread last served a request.
+    std::chrono::steady_clock::time_point begin_{};
+    std::atomic<std::int64_t> last_served_ns_{0}; // steady_clock, since its epoch
+    std::uint64_t served_at_begin_ = 0;
 };
 
 } // namespace vkshmem
