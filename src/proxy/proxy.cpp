@@ -68,6 +68,8 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
 }
 
 void Proxy::dispatch_begin() {
+    begin_ = std::chrono::steady_clock::now();
+    served_at_begin_ = served_.load(std::memory_order_relaxed);
     active_.fetch_add(1, std::memory_order_acq_rel);
     std::lock_guard lk(wake_mu_);
     wake_.notify_one();
@@ -84,13 +86,24 @@ bool Proxy::dispatch_end(int timeout_ms) {
                                      completed.load(std::memory_order_acquire)) > 0) {
         if (std::chrono::steady_clock::now() > deadline) {
             ok = false;
-    begin_ = std::chrono::steady_clock::now();
-    served_at_begin_ = served_.load(std::memory_order_relaxed);
             break;
         }
         std::this_thread::yield();
     }
     active_.fetch_sub(1, std::memory_order_acq_rel);
+    if (log_enabled(LogLevel::Debug)) {
+        using namespace std::chrono;
+        const auto ns = [](steady_clock::time_point t) {
+            return duration_cast<nanoseconds>(t.time_since_epoch()).count();
+        };
+        const std::uint64_t n = served_.load(std::memory_order_relaxed) - served_at_begin_;
+        VKSHMEM_DEBUG("proxy: a dispatch of {:.3f} ms: head {}, completed {}; {} requests served{}",
+                      (ns(steady_clock::now()) - ns(begin_)) / 1e6, head.load(std::memory_order_relaxed),
+                      completed.load(std::memory_order_relaxed), n,
+                      n ? fmt::format(", the last {:.3f} ms after its start",
+                                      (last_served_ns_.load(std::memory_order_relaxed) - ns(begin_)) / 1e6)
+                        : std::string());
+    }
     return ok;
 }
 
@@ -107,19 +120,6 @@ Proxy::~Proxy() {
 std::pair<std::uint32_t, std::uint32_t> Proxy::take_error() {
     const std::size_t e = at_.state + offsetof(vkshmem_state_layout, error);
     const std::size_t i = at_.state + offsetof(vkshmem_state_layout, error_info);
-    if (log_enabled(LogLevel::Debug)) {
-        using namespace std::chrono;
-        const auto ns = [](steady_clock::time_point t) {
-            return duration_cast<nanoseconds>(t.time_since_epoch()).count();
-        };
-        const std::uint64_t n = served_.load(std::memory_order_relaxed) - served_at_begin_;
-        VKSHMEM_DEBUG("proxy: a dispatch of {:.3f} ms: head {}, completed {}; {} requests served{}",
-                      (ns(steady_clock::now()) - ns(begin_)) / 1e6, head.load(std::memory_order_relaxed),
-                      completed.load(std::memory_order_relaxed), n,
-                      n ? fmt::format(", the last {:.3f} ms after its start",
-                                      (last_served_ns_.load(std::memory_order_relaxed) - ns(begin_)) / 1e6)
-                        : std::string());
-    }
     std::uint32_t code = at<std::uint32_t>(base_, e).load(std::memory_order_acquire);
     std::uint32_t info = at<std::uint32_t>(base_, i).load(std::memory_order_acquire);
     if (code) {
@@ -194,6 +194,11 @@ bool Proxy::serve_one() {
     execute(&run, base_ + at_.payload + slot * VKSHMEM_RING_PAYLOAD_BYTES);
     next_ = first + n;
     served_.fetch_add(n, std::memory_order_relaxed);
+    last_served_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now().time_since_epoch())
+                              .count(),
+                          std::memory_order_relaxed);
+    VKSHMEM_TRACE("proxy: tickets {}..{}: op {}, {} bytes, PE {}", first, first + n - 1, run.op, run.bytes, run.pe);
     at<std::uint32_t>(base_, at_.ring + offsetof(vkshmem_ring_layout, completed))
         .store(first + n, std::memory_order_release);
     return true;
@@ -211,11 +216,6 @@ char* Proxy::host_address(std::uint64_t addr, const char* call) const {
 void Proxy::execute(const void* request, char* payload) {
     vkshmem_request_layout r;
     std::memcpy(&r, request, sizeof r);
-    last_served_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::steady_clock::now().time_since_epoch())
-                              .count(),
-                          std::memory_order_relaxed);
-    VKSHMEM_TRACE("proxy: tickets {}..{}: op {}, {} bytes, PE {}", first, first + n - 1, run.op, run.bytes, run.pe);
     static constexpr const char* call = "shader request (proxy)";
     char* target = host_address(r.target, call);
     switch (r.op) {
