@@ -143,6 +143,7 @@ vkshmem_ring_ref_ vkshmem_ring_;
 uint vkshmem_flags_, vkshmem_polls_;
 uint vkshmem_slots_, vkshmem_pbytes_;
 uint64_t vkshmem_reqs_, vkshmem_payload_, vkshmem_ring_addr_;
+uint64_t vkshmem_done_addr_, vkshmem_answers_; /* where the proxy's completed and answers are read */
 float vkshmem_spin_, vkshmem_spin_q_, vkshmem_spin_stop_; /* the back-off chain (vkshmem_backoff_) */
 bool vkshmem_pending_ = false; /* this invocation has proxy tickets that may not be complete */
 uint vkshmem_last_ticket_ = 0u;
@@ -298,10 +299,15 @@ void vkshmem_init(uint64_t state) {
                 vkshmem_pbytes_ = vkshmem_ring_.r.payload_bytes;
                 vkshmem_reqs_ = vkshmem_ring_.r.requests;
                 vkshmem_payload_ = vkshmem_ring_.r.payload;
+                vkshmem_done_addr_ = vkshmem_ring_.r.completed_at != uint64_t(0) ? vkshmem_ring_.r.completed_at
+                                                                                  : vkshmem_ring_addr_ + uint64_t(4);
+                vkshmem_answers_ =
+                    vkshmem_ring_.r.answers != uint64_t(0) ? vkshmem_ring_.r.answers : vkshmem_payload_;
                 /* The copies into and out of payload slots assume 16-byte aligned slots, and
                  * tickets map to slots by masking: anything else leaves the proxy route unusable
                  * (reported as VKSHMEM_ERR_PROXY_TIMEOUT with detail 0). */
-                if (((uint(vkshmem_payload_) | vkshmem_pbytes_) & 15u) != 0u || vkshmem_pbytes_ == 0u ||
+                if (((uint(vkshmem_payload_) | uint(vkshmem_answers_) | vkshmem_pbytes_) & 15u) != 0u ||
+                    vkshmem_pbytes_ == 0u ||
                     vkshmem_slots_ == 0u || (vkshmem_slots_ & (vkshmem_slots_ - 1u)) != 0u)
                     vkshmem_slots_ = 0u;
             }
@@ -512,6 +518,10 @@ uint64_t vkshmem_slot_req_(uint ticket) { return vkshmem_reqs_ + uint64_t(ticket
 uint64_t vkshmem_slot_payload_(uint ticket) {
     return vkshmem_payload_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(vkshmem_pbytes_);
 }
+/* Where the proxy's answer to a get or fetching AMO of ticket is read (vkshmem_ring_layout). */
+uint64_t vkshmem_slot_answer_(uint ticket) {
+    return vkshmem_answers_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(vkshmem_pbytes_);
+}
 
 /* Whether ticket t's slot is free: its previous ticket completed (c: `completed`) and its answer,
  * if any, read. */
@@ -526,7 +536,7 @@ bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
     h = 0u;
     if (subgroupElect()) h = vkshmem_ld32_(vkshmem_ring_addr_);
     h = subgroupBroadcastFirst(h);
-    uint c = vkshmem_ld32_(vkshmem_ring_addr_ + uint64_t(4));
+    uint c = vkshmem_ld32_(vkshmem_done_addr_);
     uint t = h + offset;
     bool free = vkshmem_slot_free_(t, c);
     if (want > 1u) free = free && vkshmem_slot_free_(t + 1u, c);
@@ -605,7 +615,7 @@ bool vkshmem_wait_done_(uint ticket, uint id) {
     bool done = false;
     uint i;
     for (i = 0u; i < n; ++i) {
-        uint c = vkshmem_ld32_(vkshmem_ring_addr_ + uint64_t(4));
+        uint c = vkshmem_ld32_(vkshmem_done_addr_);
         if (int(c - ticket) > 0) {
             done = true;
             break;
@@ -614,7 +624,7 @@ bool vkshmem_wait_done_(uint ticket, uint id) {
     }
     vkshmem_charge_(i + 2u);
     if (!done) /* the re-check */
-        done = int(vkshmem_ld32_(vkshmem_ring_addr_ + uint64_t(4)) - ticket) > 0;
+        done = int(vkshmem_ld32_(vkshmem_done_addr_) - ticket) > 0;
     if (!done) vkshmem_wait_failed_(VKSHMEM_ERR_PROXY_TIMEOUT, id, i);
     else vkshmem_fence_(); /* acquire: the answer in the payload after `completed` */
     return done;
@@ -635,7 +645,7 @@ uint64_t vkshmem_proxy_small_(uint op, int pe, uint bytes, uint64_t target, uint
         return uint64_t(0);
     }
     ok = vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY);
-    uint64_t v = ok ? vkshmem_ld64_(vkshmem_slot_payload_(t)) : uint64_t(0);
+    uint64_t v = ok ? vkshmem_ld64_(vkshmem_slot_answer_(t)) : uint64_t(0);
     vkshmem_consume_(t);
     return v;
 }
@@ -742,7 +752,7 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
             uint64_t off = proxy ? (k0 + uint64_t(j)) * pb : uint64_t(0);
             uint64_t n = min(bytes - off, pb);
             uint64_t cd = put ? remote : dest + off;
-            uint64_t cs = put ? src : (proxy ? vkshmem_slot_payload_(t0 + j) : remote);
+            uint64_t cs = put ? src : (proxy ? vkshmem_slot_answer_(t0 + j) : remote);
             /* the source: a payload slot (the proxy's answer), or host memory the host may write */
             bool vs = proxy || vkshmem_in_host_heap_(src);
             if (answered)

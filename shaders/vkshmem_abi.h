@@ -118,9 +118,17 @@ VKSHMEM_ABI_STRUCT(vkshmem_peer_layout) {
  * order, writes the payload of a get or fetching AMO, then stores
  * completed = ticket + 1 (release). A shader's quiet waits for completed to
  * pass its last ticket.
+ * What the proxy writes for the shaders (completed, answers) is also in device
+ * memory the host can write (DEVICE_LOCAL|HOST_VISIBLE), where the device has
+ * such memory: on NVIDIA (driver 580) a running shader does not see a host
+ * write to host memory until the line leaves its GPU's cache (about 13 ms
+ * measured), but sees host writes to that memory at once. Shaders read
+ * `completed` at completed_at and answers at answers (slot i at answers + i *
+ * payload_bytes) when those are not 0, else the fields above.
  *   offset 0: head, completed, slots, payload_bytes
  *   offset 16: requests (vkshmem_request[slots]), payload (slots * payload_bytes)
- * 32 bytes.
+ *   offset 32: completed_at (a u32), answers (slots * payload_bytes)
+ * 48 bytes.
  */
 VKSHMEM_ABI_STRUCT(vkshmem_ring_layout) {
     u32 head;
@@ -129,6 +137,8 @@ VKSHMEM_ABI_STRUCT(vkshmem_ring_layout) {
     u32 payload_bytes;
     u64 requests;
     u64 payload;
+    u64 completed_at;
+    u64 answers;
 };
 
 /*
@@ -160,7 +170,7 @@ VKSHMEM_ABI_STRUCT(vkshmem_request_layout) {
 #ifdef __cplusplus
 static_assert(sizeof(vkshmem_state_layout) == 80);
 static_assert(sizeof(vkshmem_peer_layout) == 16);
-static_assert(sizeof(vkshmem_ring_layout) == 32);
+static_assert(sizeof(vkshmem_ring_layout) == 48);
 static_assert(sizeof(vkshmem_request_layout) == 64);
 } /* namespace vkshmem::abi */
 #else

@@ -62,6 +62,19 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     ring->payload_bytes = VKSHMEM_RING_PAYLOAD_BYTES;
     ring->requests = a + L.requests;
     ring->payload = a + L.payload;
+    // completed and the answers again where a running shader sees host
+    // writes at once (vkshmem_ring_layout); without such memory, shaders read
+    // them above.
+    const std::size_t answers_bytes = kAnswersAt + std::size_t(VKSHMEM_RING_SLOTS) * VKSHMEM_RING_PAYLOAD_BYTES;
+    if (auto ans = dev.allocate_device_visible(answers_bytes)) {
+        p->answers_ = *ans;
+        p->ans_ = static_cast<char*>(p->answers_.mapped);
+        std::memset(p->ans_, 0, answers_bytes);
+        ring->completed_at = p->answers_.address;
+        ring->answers = p->answers_.address + kAnswersAt;
+    } else {
+        VKSHMEM_DEBUG("proxy: answers in host memory: {}", ans.error().message);
+    }
     std::atomic_thread_fence(std::memory_order_release);
     p->thread_ = std::thread([raw = p.get()] { raw->run(); });
     return p;
@@ -115,6 +128,7 @@ Proxy::~Proxy() {
     wake_.notify_one();
     if (thread_.joinable()) thread_.join();
     dev_.release(block_);
+    if (ans_) dev_.release(answers_);
 }
 
 std::pair<std::uint32_t, std::uint32_t> Proxy::take_error() {
@@ -191,7 +205,8 @@ bool Proxy::serve_one() {
             ++n;
         }
     }
-    execute(&run, base_ + at_.payload + slot * VKSHMEM_RING_PAYLOAD_BYTES);
+    char* payload = base_ + at_.payload + slot * VKSHMEM_RING_PAYLOAD_BYTES;
+    execute(&run, payload);
     next_ = first + n;
     served_.fetch_add(n, std::memory_order_relaxed);
     last_served_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -201,6 +216,16 @@ bool Proxy::serve_one() {
     VKSHMEM_TRACE("proxy: tickets {}..{}: op {}, {} bytes, PE {}", first, first + n - 1, run.op, run.bytes, run.pe);
     at<std::uint32_t>(base_, at_.ring + offsetof(vkshmem_ring_layout, completed))
         .store(first + n, std::memory_order_release);
+    if (ans_) {
+        if (run.op == VKSHMEM_OP_GET || run.op == VKSHMEM_OP_AMO)
+            std::memcpy(ans_ + kAnswersAt + slot * VKSHMEM_RING_PAYLOAD_BYTES, payload,
+                        run.op == VKSHMEM_OP_GET ? run.bytes : sizeof(std::uint64_t));
+        // The answers before `completed`: the mapping is write-combined, whose
+        // stores a release store does not order; a full fence does.
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        at<std::uint32_t>(ans_, 0).store(first + n, std::memory_order_release);
+        std::atomic_thread_fence(std::memory_order_seq_cst); // and out of the write-combining buffer now
+    }
     return true;
 }
 

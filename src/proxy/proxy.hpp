@@ -47,6 +47,11 @@ private:
     VulkanDevice& dev_;
     SymmetricMemory& mem_;
     DeviceMemory block_;
+    // completed (offset 0) and the answers (from kAnswersAt) where shaders see
+    // host writes at once; ans_ null when the device has no such memory.
+    static constexpr std::size_t kAnswersAt = 256;
+    DeviceMemory answers_;
+    char* ans_ = nullptr;
     char* base_ = nullptr; // mapped block_
     struct Layout {
         std::size_t state, peers, ring, requests, payload, total;

@@ -404,6 +404,18 @@ bool VulkanDevice::exportable_is_mappable(std::size_t size) {
     return false;
 }
 
+Result<DeviceMemory> VulkanDevice::allocate_device_visible(std::size_t size) {
+    auto plan = plan_buffer(size, static_cast<VkExternalMemoryHandleTypeFlagBits>(0));
+    if (!plan) return plan.error();
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount; ++i)
+        if ((plan->type_bits & (1u << i)) && (mem_props_.memoryTypes[i].propertyFlags & want) == want)
+            return allocate_for(*plan, i, nullptr);
+    vkDestroyBuffer(device_, plan->buffer, nullptr);
+    return make_error("no DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT memory type");
+}
+
 Result<DeviceMemory> VulkanDevice::allocate_device_heap(std::size_t size, bool exportable) {
     const auto handle = exportable ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT
                                    : static_cast<VkExternalMemoryHandleTypeFlagBits>(0);

@@ -70,6 +70,10 @@ public:
     // Host-visible, host-coherent memory with a device address, mapped (the
     // device state block and the proxy ring).
     Result<DeviceMemory> allocate_host_visible(std::size_t size);
+    // DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT memory with a device address,
+    // mapped: what the host writes for running shaders to read (see
+    // vkshmem_ring_layout). An error when the device has no such type.
+    Result<DeviceMemory> allocate_device_visible(std::size_t size);
     std::uint32_t queue_family() const { return queue_family_; }
 
     // Makes [ptr, ptr+size) (page aligned, e.g. a memfd mapping) Vulkan memory.
