@@ -32,7 +32,9 @@ function(vkshmem_add_shaders target)
     set(spv ${ARG_OUTPUT_DIR}/${name}.spv)
     set(hdr ${ARG_OUTPUT_DIR}/${ident}_spv.h)
     if(name MATCHES "\\.hlsl$")
-      set(compile ${VKSHMEM_GLSLANG} -D -V --target-env vulkan1.1 -S comp -e main ${includes} -o ${spv} ${abs})
+      # -Od: glslang's HLSL legalization inlines the library into one function
+      # (4x the SPIR-V, slower pipeline creation); its unoptimized SPIR-V is legal.
+      set(compile ${VKSHMEM_GLSLANG} -D -V -Od --target-env vulkan1.1 -S comp -e main ${includes} -o ${spv} ${abs})
       set(env vulkan1.1)
     else()
       # No -O: it inlines the device library into every call site (15x the

@@ -10,7 +10,7 @@
 #define VKSHMEM_ABI_H
 
 #define VKSHMEM_ABI_MAGIC 0x766b7368u /* "vksh" */
-#define VKSHMEM_ABI_VERSION 1u
+#define VKSHMEM_ABI_VERSION 2u
 
 /* vkshmem_state.flags */
 #define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
@@ -58,6 +58,14 @@
 #define VKSHMEM_SIGNAL_SET 0u
 #define VKSHMEM_SIGNAL_ADD 1u
 
+/* The HLSL library's descriptor set (shaders/vkshmem.hlsl; GLSL uses device addresses instead):
+ * binding 0 is the allocation that holds the state block (it starts at offset 0), the peer table,
+ * the ring and the HLSL heap map; bindings 1 .. VKSHMEM_HLSL_HEAP_BINDINGS are heap segments.
+ * glslang's HLSL front end cannot call methods on an element of an array of buffers, so every
+ * segment has a binding of its own. */
+#define VKSHMEM_HLSL_HEAP_BINDINGS 16u
+#define VKSHMEM_HLSL_NO_SLOT 0xffffffffu /* hlsl map entry of a heap without bindings */
+
 #define VKSHMEM_RING_SLOTS 256u          /* a power of two */
 #define VKSHMEM_RING_PAYLOAD_BYTES 4096u /* per slot; larger puts and gets are split */
 
@@ -68,7 +76,7 @@ using u32 = std::uint32_t;
 using i32 = std::int32_t;
 using u64 = std::uint64_t;
 #define VKSHMEM_ABI_STRUCT(name) struct name
-#else /* GLSL */
+#else /* GLSL and HLSL */
 #define u32 uint
 #define i32 int
 #define u64 uint64_t
@@ -83,7 +91,15 @@ using u64 = std::uint64_t;
  *   offset 48: peers                     (vkshmem_peer[n_pes])
  *   offset 56: ring                      (vkshmem_ring)
  *   offset 64: flags, error, error_info, wait_polls
- * 80 bytes.
+ *   offset 80: self                      (this block's own device address)
+ *   offset 88: hlsl_seg_shift, hlsl_map  (the HLSL library's heap bindings, see below)
+ * 96 bytes.
+ *
+ * HLSL heap bindings: every heap is cut in segments of 1 << hlsl_seg_shift bytes (the last one
+ * shorter); hlsl_map is the byte offset from this block of u32[n_pes * 2], entry pe * 2 + space
+ * (0 host, 1 device): the binding of that heap's first segment (its segment k is binding + k), or
+ * VKSHMEM_HLSL_NO_SLOT when the heap has no bindings (not reachable directly, or no binding left:
+ * the HLSL library then goes through the proxy).
  */
 VKSHMEM_ABI_STRUCT(vkshmem_state_layout) {
     u32 magic;
@@ -100,6 +116,9 @@ VKSHMEM_ABI_STRUCT(vkshmem_state_layout) {
     u32 error;      /* written with atomicCompSwap(0, code): the first error wins */
     u32 error_info;
     u32 wait_polls; /* polls a bounded wait makes before it reports VKSHMEM_ERR_WAIT_TIMEOUT */
+    u64 self;
+    u32 hlsl_seg_shift;
+    u32 hlsl_map;
 };
 
 /* Where this device reaches PE p's heaps directly; 0: through the proxy.
@@ -168,7 +187,7 @@ VKSHMEM_ABI_STRUCT(vkshmem_request_layout) {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(vkshmem_state_layout) == 80);
+static_assert(sizeof(vkshmem_state_layout) == 96);
 static_assert(sizeof(vkshmem_peer_layout) == 16);
 static_assert(sizeof(vkshmem_ring_layout) == 48);
 static_assert(sizeof(vkshmem_request_layout) == 64);

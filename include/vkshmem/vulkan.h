@@ -2,9 +2,11 @@
  * vkshmem/vulkan.h — Vulkan interop: the runtime's Vulkan objects, device
  * addresses of symmetric objects for shaders, and a small dispatch helper.
  *
- * Shaders include "vkshmem.glsl" (see shaders/README.md) and receive the
+ * GLSL shaders include "vkshmem.glsl" (see shaders/README.md) and receive the
  * address of the device state block (vkshmemx_device_state()) in a push
- * constant; every shmem_* call in the shader uses it.
+ * constant; every shmem_* call in the shader uses it. HLSL shaders include
+ * "vkshmem.hlsl" and reach the state block and the heaps through the
+ * runtime's descriptor set (vkshmemx_descriptor_set()) instead.
  *
  * All routines need shmem_init first and return 0 / VK_NULL_HANDLE / NULL
  * (with a message) when the PE runs without a Vulkan device.
@@ -44,12 +46,26 @@ uint64_t vkshmemx_device_address(const void *sym) VKSHMEM_NOEXCEPT;
  * (push constant) and call vkshmem_init(state) first thing in main(). */
 uint64_t vkshmemx_device_state(void) VKSHMEM_NOEXCEPT;
 
+/* ---- The HLSL device library's descriptor set --------------------------------- */
+/* HLSL (through glslang) has no buffer device addresses, so vkshmem.hlsl
+ * reaches memory through one descriptor set the runtime owns: binding 0 the
+ * device state block's allocation, bindings 1..16 segments of the heaps this
+ * device reaches (storage buffers, compute stage; vkshmem_abi.h). Kernels made
+ * by vkshmemx_kernel_create have it as set 0 and vkshmemx_dispatch binds it.
+ * Applications with their own pipelines put this layout in their pipeline
+ * layout at the set the shader was compiled for (VKSHMEM_HLSL_SET, default 0)
+ * and bind this set there before dispatching. Both stay valid until
+ * shmem_finalize; do not update or free them. VK_NULL_HANDLE without a device. */
+VkDescriptorSetLayout vkshmemx_descriptor_set_layout(void) VKSHMEM_NOEXCEPT;
+VkDescriptorSet vkshmemx_descriptor_set(void) VKSHMEM_NOEXCEPT;
+
 /* ---- Dispatching a compute shader ------------------------------------------ */
 typedef struct vkshmemx_kernel vkshmemx_kernel;
 
 /* A compute pipeline from SPIR-V (entry point "main") whose layout is a push
- * constant block of push_bytes (at most 128) and nothing else. NULL on error
- * (with a message). */
+ * constant block of push_bytes (at most 128) and, as set 0, the device
+ * library's descriptor set (used by HLSL shaders, ignored by GLSL ones). NULL
+ * on error (with a message). */
 vkshmemx_kernel *vkshmemx_kernel_create(const uint32_t *spirv, size_t spirv_bytes, uint32_t push_bytes) VKSHMEM_NOEXCEPT;
 /* Runs the kernel on this PE's device and waits for it while this PE's proxy
  * serves what the shader sends it. Afterwards reports a device-side error

@@ -78,6 +78,18 @@ uint64_t vkshmemx_device_state(void) noexcept {
     return rt.proxy() ? rt.proxy()->state_address() : 0;
 }
 
+VkDescriptorSetLayout vkshmemx_descriptor_set_layout(void) noexcept {
+    if (!require_device("vkshmemx_descriptor_set_layout")) return VK_NULL_HANDLE;
+    Proxy* proxy = g_runtime->proxy();
+    return proxy && proxy->descriptors() ? proxy->descriptors()->layout() : VK_NULL_HANDLE;
+}
+
+VkDescriptorSet vkshmemx_descriptor_set(void) noexcept {
+    if (!require_device("vkshmemx_descriptor_set")) return VK_NULL_HANDLE;
+    Proxy* proxy = g_runtime->proxy();
+    return proxy && proxy->descriptors() ? proxy->descriptors()->set() : VK_NULL_HANDLE;
+}
+
 vkshmemx_kernel* vkshmemx_kernel_create(const uint32_t* spirv, size_t spirv_bytes, uint32_t push_bytes) noexcept {
     VulkanDevice* d = require_device("vkshmemx_kernel_create");
     if (!d) return nullptr;
@@ -85,7 +97,8 @@ vkshmemx_kernel* vkshmemx_kernel_create(const uint32_t* spirv, size_t spirv_byte
         error("vkshmemx_kernel_create", "{} push-constant bytes: at most 128 are portable", push_bytes);
         return nullptr;
     }
-    auto k = VulkanKernel::create(*d, spirv, spirv_bytes, push_bytes);
+    Proxy* proxy = g_runtime->proxy();
+    auto k = VulkanKernel::create(*d, spirv, spirv_bytes, push_bytes, proxy ? proxy->descriptors() : nullptr);
     if (!k) {
         error("vkshmemx_kernel_create", "{}", k.error().message);
         return nullptr;

@@ -391,6 +391,14 @@ const DeviceMemory* SymmetricMemory::device_memory(int pe, Space s) const {
     return nullptr;
 }
 
+const DeviceMemory* SymmetricMemory::shader_memory(int pe, Space s) const {
+    const auto up = static_cast<std::size_t>(pe);
+    const DeviceMemory* m = nullptr;
+    if (s == kHostHeap) m = pe == my_pe_ ? &host_vk_ : (up < peer_host_vk_.size() ? &peer_host_vk_[up] : nullptr);
+    if (s == kDeviceHeap) m = pe == my_pe_ ? &device_vk_ : (up < peer_device_vk_.size() ? &peer_device_vk_[up] : nullptr);
+    return m && m->memory && m->buffer && m->address ? m : nullptr;
+}
+
 SymmetricMemory::~SymmetricMemory() {
     for (int s = 0; s < kSpaceCount; ++s) {
         g_state.space[s].peer = nullptr;

@@ -58,6 +58,10 @@ public:
     std::uint64_t device_address(int pe, Space s) const;
     // Vulkan memory of (pe, space), for device copies; null if none.
     const DeviceMemory* device_memory(int pe, Space s) const;
+    // Vulkan memory of (pe, space) that this PE's shaders reach directly (its
+    // own heaps, peers' heaps imported here), with its whole-heap buffer: the
+    // HLSL device library binds these as descriptors. Null if none.
+    const DeviceMemory* shader_memory(int pe, Space s) const;
     std::size_t heap_size(Space s) const { return g_state.space[s].size; }
     // "memfd+VK_EXT_external_memory_host", "DEVICE_LOCAL|HOST_VISIBLE OPAQUE_FD" ...
     const std::string& description(Space s) const { return desc_[s]; }

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include <vector>
+
 namespace vkshmem {
 namespace {
 using namespace abi;
@@ -31,7 +33,8 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     L.ring = align_up(L.peers + sizeof(vkshmem_peer_layout) * static_cast<std::size_t>(n), 64);
     L.requests = align_up(L.ring + sizeof(vkshmem_ring_layout), 64);
     L.payload = align_up(L.requests + sizeof(vkshmem_request_layout) * VKSHMEM_RING_SLOTS, 256);
-    L.total = L.payload + std::size_t(VKSHMEM_RING_SLOTS) * VKSHMEM_RING_PAYLOAD_BYTES;
+    L.hlsl_map = L.payload + std::size_t(VKSHMEM_RING_SLOTS) * VKSHMEM_RING_PAYLOAD_BYTES;
+    L.total = L.hlsl_map + sizeof(std::uint32_t) * 2 * static_cast<std::size_t>(n);
     auto block = dev.allocate_host_visible(L.total);
     if (!block) return make_error(fmt::format("device state block: {}", block.error().message));
     p->block_ = *block;
@@ -57,6 +60,19 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
         peers[pe].host_base = mem.device_address(pe, kHostHeap);
         peers[pe].device_base = mem.device_address(pe, kDeviceHeap);
     }
+    // The HLSL library reaches this block and the heaps through descriptors.
+    std::vector<ShaderDescriptors::Heap> heaps(2 * static_cast<std::size_t>(n));
+    for (int pe = 0; pe < n; ++pe)
+        for (Space s : {kHostHeap, kDeviceHeap})
+            if (const DeviceMemory* m = mem.shader_memory(pe, s))
+                heaps[static_cast<std::size_t>(pe * 2 + (s == kHostHeap ? 0 : 1))] = {m->buffer, mem.heap_size(s)};
+    auto descriptors = ShaderDescriptors::create(dev, p->block_.buffer, L.total, heaps, g_state.my_pe);
+    if (!descriptors) return make_error(fmt::format("HLSL descriptor set: {}", descriptors.error().message));
+    p->descriptors_ = std::move(*descriptors);
+    st->self = a;
+    st->hlsl_seg_shift = p->descriptors_->seg_shift();
+    st->hlsl_map = static_cast<std::uint32_t>(L.hlsl_map);
+    std::memcpy(p->base_ + L.hlsl_map, p->descriptors_->map().data(), sizeof(std::uint32_t) * 2 * std::size_t(n));
     auto* ring = reinterpret_cast<vkshmem_ring_layout*>(p->base_ + L.ring);
     ring->slots = VKSHMEM_RING_SLOTS;
     ring->payload_bytes = VKSHMEM_RING_PAYLOAD_BYTES;
@@ -127,6 +143,7 @@ Proxy::~Proxy() {
     }
     wake_.notify_one();
     if (thread_.joinable()) thread_.join();
+    descriptors_.reset();
     dev_.release(block_);
     if (ans_) dev_.release(answers_);
 }

@@ -6,6 +6,7 @@
 #include "core/config.hpp"
 #include "core/result.hpp"
 #include "vulkan/device.hpp"
+#include "vulkan/kernel.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -35,6 +36,8 @@ public:
     // The first device-side error since the last call (and clears it): code and info.
     std::pair<std::uint32_t, std::uint32_t> take_error();
     std::uint64_t served() const { return served_.load(std::memory_order_relaxed); }
+    // The HLSL device library's descriptor set over this block and the heaps.
+    const ShaderDescriptors* descriptors() const { return descriptors_.get(); }
 
 private:
     Proxy(VulkanDevice& dev, SymmetricMemory& mem) : dev_(dev), mem_(mem) {}
@@ -54,7 +57,7 @@ private:
     char* ans_ = nullptr;
     char* base_ = nullptr; // mapped block_
     struct Layout {
-        std::size_t state, peers, ring, requests, payload, total;
+        std::size_t state, peers, ring, requests, payload, hlsl_map, total;
     } at_{};
     std::uint32_t next_ = 0; // next ticket to serve
     std::atomic<bool> stop_{false};
@@ -63,6 +66,7 @@ private:
     std::mutex wake_mu_;
     std::condition_variable wake_;
     std::thread thread_;
+    std::unique_ptr<ShaderDescriptors> descriptors_;
     // For the debug report of a dispatch (dispatch_end): when it began, the
     // count then, and when the thread last served a request.
     std::chrono::steady_clock::time_point begin_{};

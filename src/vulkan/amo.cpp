@@ -83,11 +83,11 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, unsigned op, u
     AmoPush push{address, amo_result_.address, operand, cond, op, width};
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    vkBeginCommandBuffer(cmd_, &bi);
-    vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, amo_pipeline_);
-    vkCmdPushConstants(cmd_, amo_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
-    vkCmdDispatch(cmd_, 1, 1, 1);
-    if (auto r = submit_and_wait(VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT); !r)
+    vkBeginCommandBuffer(amo_.cmd, &bi);
+    vkCmdBindPipeline(amo_.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, amo_pipeline_);
+    vkCmdPushConstants(amo_.cmd, amo_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+    vkCmdDispatch(amo_.cmd, 1, 1, 1);
+    if (auto r = submit_and_wait(amo_, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT); !r)
         return make_error(fmt::format("device atomic: {}", r.error().message), r.error().vk_result);
     std::uint64_t old = 0;
     std::memcpy(&old, amo_result_.mapped, width);

@@ -194,14 +194,35 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& se
     if (family < 0) return make_error(fmt::format("device {} has no compute queue", d->report_.name));
     d->queue_family_ = static_cast<std::uint32_t>(family);
 
-    // Two queues where the family has them: the application's dispatches go
-    // to the first, the runtime's copies to the second, so a copy the proxy
-    // makes for a running shader is not queued behind that shader.
+    // The application's dispatches go to a queue of that family; the
+    // runtime's copies to a transfer-only family where there is one (a copy
+    // engine, which runs beside a running shader: on NVIDIA a second queue
+    // of the same family waits for it), else to a second queue of the
+    // family; its one-invocation atomics to another compute family, else a
+    // second queue. So a copy or atomic the proxy makes for a running shader
+    // is not queued behind that shader.
+    int transfer = -1, compute2 = -1;
+    for (std::uint32_t i = 0; i < nq; ++i) {
+        const auto fl = qf[i].queueFlags;
+        if (transfer < 0 && (fl & VK_QUEUE_TRANSFER_BIT) && !(fl & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
+            transfer = static_cast<int>(i);
+        if (compute2 < 0 && i != d->queue_family_ && (fl & VK_QUEUE_COMPUTE_BIT)) compute2 = static_cast<int>(i);
+    }
     const float prio[2] = {1.0f, 1.0f};
-    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-    qci.queueFamilyIndex = d->queue_family_;
-    qci.queueCount = qf[d->queue_family_].queueCount >= 2 ? 2 : 1;
-    qci.pQueuePriorities = prio;
+    std::vector<VkDeviceQueueCreateInfo> qcis;
+    auto want = [&](std::uint32_t fam, std::uint32_t count) {
+        VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+        q.queueFamilyIndex = fam;
+        q.queueCount = std::min(count, qf[fam].queueCount);
+        q.pQueuePriorities = prio;
+        qcis.push_back(q);
+        d->families_.push_back(fam);
+        return q.queueCount;
+    };
+    const bool second = transfer < 0 || compute2 < 0; // a second queue of the main family is used
+    const std::uint32_t main_queues = want(d->queue_family_, second ? 2 : 1);
+    if (transfer >= 0) want(static_cast<std::uint32_t>(transfer), 1);
+    if (compute2 >= 0) want(static_cast<std::uint32_t>(compute2), 1);
     const char* exts[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
     // What shaders may use, where the device offers it: 64-bit integers and
     // atomics and doubles (the typed device routines), 8/16-bit storage and
@@ -234,15 +255,24 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& se
     f2.features.shaderFloat64 = have.features.shaderFloat64;
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = &f2;
-    dci.queueCreateInfoCount = 1;
-    dci.pQueueCreateInfos = &qci;
+    dci.queueCreateInfoCount = static_cast<std::uint32_t>(qcis.size());
+    dci.pQueueCreateInfos = qcis.data();
     dci.enabledExtensionCount = 2;
     dci.ppEnabledExtensionNames = exts;
     VkResult r = vkCreateDevice(d->phys_, &dci, nullptr, &d->device_);
     if (r != VK_SUCCESS) return make_error(fmt::format("vkCreateDevice({}): {}", d->report_.name, vk_result_name(r)), r);
     vkGetDeviceQueue(d->device_, d->queue_family_, 0, &d->queue_);
-    d->copy_queue_ = d->queue_;
-    if (qci.queueCount == 2) vkGetDeviceQueue(d->device_, d->queue_family_, 1, &d->copy_queue_);
+    VkQueue spare = d->queue_;
+    if (main_queues == 2) vkGetDeviceQueue(d->device_, d->queue_family_, 1, &spare);
+    d->copy_family_ = transfer >= 0 ? static_cast<std::uint32_t>(transfer) : d->queue_family_;
+    d->amo_family_ = compute2 >= 0 ? static_cast<std::uint32_t>(compute2) : d->queue_family_;
+    d->copy_queue_ = spare;
+    d->amo_queue_ = spare;
+    if (transfer >= 0) vkGetDeviceQueue(d->device_, d->copy_family_, 0, &d->copy_queue_);
+    if (compute2 >= 0) vkGetDeviceQueue(d->device_, d->amo_family_, 0, &d->amo_queue_);
+    VKSHMEM_DEBUG("device: dispatches on family {}, copies on family {}{}, atomics on family {}{}",
+                  d->queue_family_, d->copy_family_, d->copy_queue_ == d->queue_ ? " (the same queue)" : "",
+                  d->amo_family_, d->amo_queue_ == d->queue_ ? " (the same queue)" : "");
     d->get_memory_fd_ = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(d->device_, "vkGetMemoryFdKHR"));
     d->get_host_ptr_props_ = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
         vkGetDeviceProcAddr(d->device_, "vkGetMemoryHostPointerPropertiesEXT"));
@@ -250,20 +280,11 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& se
         return make_error(fmt::format("device {} does not expose vkGetMemoryFdKHR/vkGetMemoryHostPointerPropertiesEXT",
                                       d->report_.name));
 
-    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    pci.queueFamilyIndex = d->queue_family_;
-    if ((r = vkCreateCommandPool(d->device_, &pci, nullptr, &d->pool_)) != VK_SUCCESS)
-        return make_error(fmt::format("vkCreateCommandPool: {}", vk_result_name(r)), r);
-    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cai.commandPool = d->pool_;
-    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cai.commandBufferCount = 1;
-    if ((r = vkAllocateCommandBuffers(d->device_, &cai, &d->cmd_)) != VK_SUCCESS)
-        return make_error(fmt::format("vkAllocateCommandBuffers: {}", vk_result_name(r)), r);
-    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    if ((r = vkCreateFence(d->device_, &fci, nullptr, &d->fence_)) != VK_SUCCESS)
-        return make_error(fmt::format("vkCreateFence: {}", vk_result_name(r)), r);
+    for (Submitter* sub : {&d->copy_, &d->amo_}) {
+        sub->family = sub == &d->copy_ ? d->copy_family_ : d->amo_family_;
+        sub->queue = sub == &d->copy_ ? d->copy_queue_ : d->amo_queue_;
+        if (auto c = d->make_submitter(*sub); !c) return c.error();
+    }
     return d;
 }
 
@@ -275,8 +296,10 @@ VulkanDevice::~VulkanDevice() {
         if (amo_pipeline_) vkDestroyPipeline(device_, amo_pipeline_, nullptr);
         if (amo_layout_) vkDestroyPipelineLayout(device_, amo_layout_, nullptr);
         if (amo_module_) vkDestroyShaderModule(device_, amo_module_, nullptr);
-        if (fence_) vkDestroyFence(device_, fence_, nullptr);
-        if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
+        for (Submitter* sub : {&copy_, &amo_}) {
+            if (sub->fence) vkDestroyFence(device_, sub->fence, nullptr);
+            if (sub->pool) vkDestroyCommandPool(device_, sub->pool, nullptr);
+        }
         vkDestroyDevice(device_, nullptr);
     }
     if (instance_) vkDestroyInstance(instance_, nullptr);
@@ -297,7 +320,8 @@ Result<void> VulkanDevice::finish_memory(DeviceMemory& m, bool map) {
 
 namespace {
 // handle 0: memory that is not shared with other processes.
-VkBuffer make_buffer(VkDevice dev, std::size_t size, VkExternalMemoryHandleTypeFlagBits handle, VkResult* r) {
+VkBuffer make_buffer(VkDevice dev, std::size_t size, VkExternalMemoryHandleTypeFlagBits handle,
+                     const std::vector<std::uint32_t>& families, VkResult* r) {
     VkExternalMemoryBufferCreateInfo ext{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
     ext.handleTypes = static_cast<VkExternalMemoryHandleTypeFlags>(handle);
     VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
@@ -305,7 +329,11 @@ VkBuffer make_buffer(VkDevice dev, std::size_t size, VkExternalMemoryHandleTypeF
     bci.size = size;
     bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
                 VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
-    bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    // Shaders and the runtime's copies and atomics use it from several queue
+    // families: concurrent sharing, no ownership transfers.
+    bci.sharingMode = families.size() > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE;
+    bci.queueFamilyIndexCount = families.size() > 1 ? static_cast<std::uint32_t>(families.size()) : 0;
+    bci.pQueueFamilyIndices = families.size() > 1 ? families.data() : nullptr;
     VkBuffer b = VK_NULL_HANDLE;
     *r = vkCreateBuffer(dev, &bci, nullptr, &b);
     return *r == VK_SUCCESS ? b : VK_NULL_HANDLE;
@@ -321,7 +349,7 @@ std::uint64_t device_address(VkDevice dev, VkBuffer b) {
 Result<VulkanDevice::BufferPlan> VulkanDevice::plan_buffer(std::size_t size, VkExternalMemoryHandleTypeFlagBits handle) {
     BufferPlan plan;
     VkResult r;
-    plan.buffer = make_buffer(device_, size, handle, &r);
+    plan.buffer = make_buffer(device_, size, handle, families_, &r);
     if (!plan.buffer)
         return make_error(fmt::format("vkCreateBuffer over {} bytes of external memory: {}", size, vk_result_name(r)),
                           r);

@@ -61,10 +61,10 @@ public:
     VkPhysicalDevice physical() const { return phys_; }
     VkDevice device() const { return device_; }
     VkQueue queue() const { return queue_; }
-    // Whether the runtime's copies have a queue of their own. Without one, a
-    // copy the proxy needs while a shader runs waits for that shader.
-    bool separate_copy_queue() const { return copy_queue_ != queue_; }
-    // Serializes submissions to queue() when it is also the copy queue.
+    // Whether the runtime's copies and atomics have queues of their own.
+    // Without them, one the proxy needs while a shader runs waits for that shader.
+    bool separate_copy_queue() const { return copy_queue_ != queue_ && amo_queue_ != queue_; }
+    // Serializes submissions to queue() when the runtime submits to it too.
     std::mutex& queue_mutex() { return copy_mu_; }
 
     // Host-visible, host-coherent memory with a device address, mapped (the
@@ -109,8 +109,17 @@ public:
 private:
     VulkanDevice() = default;
     Result<void> ensure_amo_pipeline();
-    // Ends cmd_, submits it and waits; `written`/`stage`: what to make visible to the host.
-    Result<void> submit_and_wait(VkAccessFlags written, VkPipelineStageFlags stage);
+    // A queue of the runtime's, with a command buffer and a fence.
+    struct Submitter {
+        std::uint32_t family = 0;
+        VkQueue queue = VK_NULL_HANDLE;
+        VkCommandPool pool = VK_NULL_HANDLE;
+        VkCommandBuffer cmd = VK_NULL_HANDLE;
+        VkFence fence = VK_NULL_HANDLE;
+    };
+    Result<void> make_submitter(Submitter& s);
+    // Ends s.cmd, submits it and waits; `written`/`stage`: what to make visible to the host.
+    Result<void> submit_and_wait(Submitter& s, VkAccessFlags written, VkPipelineStageFlags stage);
     Result<void> submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off, std::size_t n);
     Result<void> ensure_staging();
     Result<void> finish_memory(DeviceMemory& m, bool map);
@@ -132,7 +141,9 @@ private:
     VkDevice device_ = VK_NULL_HANDLE;
     VkQueue queue_ = VK_NULL_HANDLE;      // the application's dispatches
     VkQueue copy_queue_ = VK_NULL_HANDLE; // the runtime's copies (== queue_ with one queue)
-    std::uint32_t queue_family_ = 0;
+    VkQueue amo_queue_ = VK_NULL_HANDLE;  // the runtime's one-invocation atomics
+    std::uint32_t queue_family_ = 0, copy_family_ = 0, amo_family_ = 0;
+    std::vector<std::uint32_t> families_; // every family with a queue of ours (buffer sharing)
     int index_ = -1;
     VkPhysicalDeviceProperties props_{};
     VkPhysicalDeviceMemoryProperties mem_props_{};
@@ -140,10 +151,8 @@ private:
     PFN_vkGetMemoryFdKHR get_memory_fd_ = nullptr;
     PFN_vkGetMemoryHostPointerPropertiesEXT get_host_ptr_props_ = nullptr;
 
-    std::mutex copy_mu_;
-    VkCommandPool pool_ = VK_NULL_HANDLE;
-    VkCommandBuffer cmd_ = VK_NULL_HANDLE;
-    VkFence fence_ = VK_NULL_HANDLE;
+    std::mutex copy_mu_; // copy_ and amo_ (one staging buffer, one result buffer)
+    Submitter copy_, amo_;
     DeviceMemory staging_;
     VkShaderModule amo_module_ = VK_NULL_HANDLE;
     VkPipelineLayout amo_layout_ = VK_NULL_HANDLE;

@@ -6,7 +6,97 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <bit>
+
 namespace vkshmem {
+
+Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevice& dev, VkBuffer state,
+                                                                     std::size_t state_bytes,
+                                                                     const std::vector<Heap>& heaps, int my_pe) {
+    std::unique_ptr<ShaderDescriptors> s(new ShaderDescriptors(dev));
+    VkDevice d = dev.device();
+    constexpr std::uint32_t kBindings = 1 + VKSHMEM_HLSL_HEAP_BINDINGS;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(dev.physical(), &props);
+    if (props.limits.maxPerStageDescriptorStorageBuffers < kBindings)
+        return make_error(fmt::format("the device allows {} storage buffers per shader stage, the HLSL device "
+                                      "library's descriptor set has {}",
+                                      props.limits.maxPerStageDescriptorStorageBuffers, kBindings));
+    // Segments: the largest power of two a descriptor may span, but no larger
+    // than the largest heap needs. Their starts are multiples of it, so also
+    // of minStorageBufferOffsetAlignment (a power of two far below it).
+    std::size_t largest = 1;
+    for (const Heap& h : heaps) largest = std::max(largest, h.size);
+    const std::size_t seg = std::min<std::size_t>(std::bit_floor(std::uint64_t{props.limits.maxStorageBufferRange}),
+                                                  std::bit_ceil(largest));
+    s->seg_shift_ = static_cast<std::uint32_t>(std::countr_zero(seg));
+    if (seg < props.limits.minStorageBufferOffsetAlignment)
+        return make_error(fmt::format("heap segments of {} bytes are not aligned to minStorageBufferOffsetAlignment {}",
+                                      seg, props.limits.minStorageBufferOffsetAlignment));
+
+    // Every binding gets a buffer (the state block where no heap segment is
+    // left), so the set is complete without partially-bound descriptors.
+    std::vector<VkDescriptorBufferInfo> infos(kBindings, VkDescriptorBufferInfo{state, 0, state_bytes});
+    s->map_.assign(heaps.size(), VKSHMEM_HLSL_NO_SLOT);
+    const int n = static_cast<int>(heaps.size() / 2);
+    std::uint32_t next = 1;
+    for (int k = 0; k < n; ++k) {
+        const int pe = (my_pe + k) % n;
+        for (int space = 0; space < 2; ++space) {
+            const Heap& h = heaps[static_cast<std::size_t>(pe * 2 + space)];
+            if (!h.buffer || !h.size) continue;
+            const auto segs = static_cast<std::uint32_t>((h.size + seg - 1) / seg);
+            if (next + segs > kBindings) continue; // through the proxy
+            s->map_[static_cast<std::size_t>(pe * 2 + space)] = next;
+            for (std::uint32_t j = 0; j < segs; ++j) {
+                const std::size_t off = std::size_t(j) * seg;
+                infos[next + j] = {h.buffer, off, std::min(seg, h.size - off)};
+            }
+            next += segs;
+        }
+    }
+    s->used_ = next - 1;
+
+    std::vector<VkDescriptorSetLayoutBinding> bindings(kBindings);
+    for (std::uint32_t b = 0; b < kBindings; ++b)
+        bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    VkDescriptorSetLayoutCreateInfo lci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    lci.bindingCount = kBindings;
+    lci.pBindings = bindings.data();
+    VkResult r = vkCreateDescriptorSetLayout(d, &lci, nullptr, &s->layout_);
+    if (r != VK_SUCCESS) return make_error(fmt::format("vkCreateDescriptorSetLayout: {}", vk_result_name(r)), r);
+    const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kBindings};
+    VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pci.maxSets = 1;
+    pci.poolSizeCount = 1;
+    pci.pPoolSizes = &size;
+    if ((r = vkCreateDescriptorPool(d, &pci, nullptr, &s->pool_)) != VK_SUCCESS)
+        return make_error(fmt::format("vkCreateDescriptorPool: {}", vk_result_name(r)), r);
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = s->pool_;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &s->layout_;
+    if ((r = vkAllocateDescriptorSets(d, &ai, &s->set_)) != VK_SUCCESS)
+        return make_error(fmt::format("vkAllocateDescriptorSets: {}", vk_result_name(r)), r);
+    std::vector<VkWriteDescriptorSet> writes(kBindings);
+    for (std::uint32_t b = 0; b < kBindings; ++b) {
+        writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[b].dstSet = s->set_;
+        writes[b].dstBinding = b;
+        writes[b].descriptorCount = 1;
+        writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[b].pBufferInfo = &infos[b];
+    }
+    vkUpdateDescriptorSets(d, kBindings, writes.data(), 0, nullptr);
+    return s;
+}
+
+ShaderDescriptors::~ShaderDescriptors() {
+    VkDevice d = dev_.device();
+    if (pool_) vkDestroyDescriptorPool(d, pool_, nullptr);
+    if (layout_) vkDestroyDescriptorSetLayout(d, layout_, nullptr);
+}
 
 Result<DeviceMemory> VulkanDevice::allocate_host_visible(std::size_t size) {
     VkResult r;
@@ -43,7 +133,8 @@ Result<DeviceMemory> VulkanDevice::allocate_host_visible(std::size_t size) {
 }
 
 Result<std::unique_ptr<VulkanKernel>> VulkanKernel::create(VulkanDevice& dev, const std::uint32_t* spirv,
-                                                           std::size_t bytes, std::uint32_t push_bytes) {
+                                                           std::size_t bytes, std::uint32_t push_bytes,
+                                                           const ShaderDescriptors* descriptors) {
     std::unique_ptr<VulkanKernel> k(new VulkanKernel(dev));
     VkDevice d = dev.device();
     k->push_bytes_ = push_bytes;
@@ -56,6 +147,12 @@ Result<std::unique_ptr<VulkanKernel>> VulkanKernel::create(VulkanDevice& dev, co
     VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     pl.pushConstantRangeCount = push_bytes ? 1 : 0;
     pl.pPushConstantRanges = &range;
+    // Set 0: the HLSL library's descriptors (a GLSL shader declares none, and
+    // an unused set in the layout costs nothing).
+    VkDescriptorSetLayout set_layout = descriptors ? descriptors->layout() : VK_NULL_HANDLE;
+    pl.setLayoutCount = descriptors ? 1 : 0;
+    pl.pSetLayouts = &set_layout;
+    k->set_ = descriptors ? descriptors->set() : VK_NULL_HANDLE;
     if ((r = vkCreatePipelineLayout(d, &pl, nullptr, &k->layout_)) != VK_SUCCESS)
         return make_error(fmt::format("vkCreatePipelineLayout: {}", vk_result_name(r)), r);
     VkComputePipelineCreateInfo cp{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
@@ -109,6 +206,8 @@ Result<void> VulkanKernel::submit(std::uint32_t gx, std::uint32_t gy, std::uint3
     // by the submission itself; the shader's writes are made visible to the
     // host after it.
     vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
+    if (set_)
+        vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &set_, 0, nullptr);
     if (push_bytes) vkCmdPushConstants(cmd_, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
     vkCmdDispatch(cmd_, gx, gy, gz);
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};

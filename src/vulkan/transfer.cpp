@@ -46,28 +46,47 @@ Result<void> VulkanDevice::submit_copy(VkBuffer dst, std::size_t dst_off, VkBuff
                                        std::size_t n) {
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    vkBeginCommandBuffer(cmd_, &bi);
+    vkBeginCommandBuffer(copy_.cmd, &bi);
     VkBufferCopy region{src_off, dst_off, n};
-    vkCmdCopyBuffer(cmd_, src, dst, 1, &region);
-    if (auto r = submit_and_wait(VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT); !r)
+    vkCmdCopyBuffer(copy_.cmd, src, dst, 1, &region);
+    if (auto r = submit_and_wait(copy_, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT); !r)
         return make_error(fmt::format("device copy of {} bytes: {}", n, r.error().message), r.error().vk_result);
     return {};
 }
 
-Result<void> VulkanDevice::submit_and_wait(VkAccessFlags written, VkPipelineStageFlags stage) {
+Result<void> VulkanDevice::make_submitter(Submitter& s) {
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = s.family;
+    VkResult r;
+    if ((r = vkCreateCommandPool(device_, &pci, nullptr, &s.pool)) != VK_SUCCESS)
+        return make_error(fmt::format("vkCreateCommandPool: {}", vk_result_name(r)), r);
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = s.pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    if ((r = vkAllocateCommandBuffers(device_, &cai, &s.cmd)) != VK_SUCCESS)
+        return make_error(fmt::format("vkAllocateCommandBuffers: {}", vk_result_name(r)), r);
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if ((r = vkCreateFence(device_, &fci, nullptr, &s.fence)) != VK_SUCCESS)
+        return make_error(fmt::format("vkCreateFence: {}", vk_result_name(r)), r);
+    return {};
+}
+
+Result<void> VulkanDevice::submit_and_wait(Submitter& s, VkAccessFlags written, VkPipelineStageFlags stage) {
     // Make what the commands wrote visible to host reads, then run them.
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = written;
     mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(cmd_, stage, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
-    vkEndCommandBuffer(cmd_);
+    vkCmdPipelineBarrier(s.cmd, stage, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    vkEndCommandBuffer(s.cmd);
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
-    si.pCommandBuffers = &cmd_;
-    VkResult r = vkQueueSubmit(copy_queue_, 1, &si, fence_);
-    if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX);
-    vkResetFences(device_, 1, &fence_);
-    vkResetCommandBuffer(cmd_, 0);
+    si.pCommandBuffers = &s.cmd;
+    VkResult r = vkQueueSubmit(s.queue, 1, &si, s.fence);
+    if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &s.fence, VK_TRUE, UINT64_MAX);
+    vkResetFences(device_, 1, &s.fence);
+    vkResetCommandBuffer(s.cmd, 0);
     if (r != VK_SUCCESS) return make_error(vk_result_name(r), r);
     return {};
 }

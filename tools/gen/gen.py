@@ -7,6 +7,7 @@ Reads tools/gen/types.py and writes, relative to the repository root (or to
   src/api/generated/*.cpp              extern "C" forwarders into src/api/typed.hpp
   src/api/generated/sources.cmake      VKSHMEM_GENERATED_SOURCES
   shaders/generated/vkshmem_typed.glsl typed/sized GLSL routines over shaders/vkshmem.glsl
+  shaders/generated/vkshmem_typed.hlsl typed/sized HLSL routines over shaders/vkshmem.hlsl
 
 Output is deterministic; files whose content is unchanged are not rewritten.
 """
@@ -244,16 +245,17 @@ def render_sources(files):
 # GLSL device library
 # ---------------------------------------------------------------------------
 
-def glsl_instances(tables, list_name, needs_value):
-    """Substitution dictionaries of one GLSL type list, in table order."""
+def glsl_instances(tables, list_name, needs_value, shader_types=None, widths=None):
+    """Substitution dictionaries of one GLSL (or HLSL: shader_types) type list, in table order."""
     if list_name == "sized":
         return [{"SIZE": r["size"], "BYTES": str(r["bytes"])} for r in tables.GLSL_SIZED]
     if list_name not in tables.TYPE_SETS:
         raise GenError(f"unknown type list {list_name!r}")
+    types = tables.GLSL_TYPES if shader_types is None else shader_types
     out = []
     for name in tables.TYPE_SETS[list_name]:
-        g = tables.GLSL_TYPES.get(name)
-        if g is None or (needs_value and g["glsl"] is None):
+        g = types.get(name)
+        if g is None or (needs_value and g["glsl"] is None) or (widths and g["size"] not in widths):
             continue
         inst = {"TYPENAME": name, "BYTES": str(g["size"]), "_to": g["to_bits"], "_from": g["from_bits"]}
         if g["glsl"] is not None:
@@ -266,18 +268,19 @@ def glsl_instances(tables, list_name, needs_value):
     return out
 
 
-def glsl_routines(tables):
-    """Returns [(family, op, [routine text lines, ...]), ...] and the routine count."""
+def glsl_routines(tables, families=None, shader_types=None):
+    """Returns [(family, op, [routine text lines, ...]), ...] and the routine count (GLSL, or the
+    given HLSL families and types)."""
     seen = set()
     out = []
     total = 0
-    for fam in tables.GLSL_FAMILIES:
+    for fam in (tables.GLSL_FAMILIES if families is None else families):
         for op in fam["ops"]:
             where = f"{fam['id']}/{op['name']}"
             needs_value = "{TYPE}" in op["ret"] or any("{TYPE}" in t for t, _ in op["params"])
             lines = []
             for list_name in op["types"]:
-                for inst in glsl_instances(tables, list_name, needs_value):
+                for inst in glsl_instances(tables, list_name, needs_value, shader_types, op.get("widths")):
                     keys = dict(inst)
                     for t, n in op["params"]:
                         if t == "{TYPE}":
@@ -326,8 +329,31 @@ def render_glsl(tables):
     return "\n".join(out) + "\n", total
 
 
+def render_hlsl(tables):
+    groups, total = glsl_routines(tables, tables.HLSL_FAMILIES, tables.HLSL_TYPES)
+    out = [
+        f"/* {MARKER}. */",
+        "/*",
+        f" * vkshmem_typed.hlsl: the {total} typed and sized routines of the HLSL device library,",
+        " * one-line wrappers over the core of shaders/vkshmem.hlsl. Included at the end of",
+        " * vkshmem.hlsl: include that instead.",
+        " */",
+        "#ifndef VKSHMEM_TYPED_HLSL",
+        "#define VKSHMEM_TYPED_HLSL",
+    ]
+    last_fam = None
+    for fam, op, lines in groups:
+        if fam is not last_fam:
+            out += ["", f"/* ==== {fam['title']} {'=' * max(4, 90 - len(fam['title']))} */"]
+            last_fam = fam
+        out += ["", f"/* {placeholder_name(op['name'])} */"]
+        out += lines
+    out += ["", "#endif /* VKSHMEM_TYPED_HLSL */"]
+    return "\n".join(out) + "\n", total
+
+
 def generate(tables):
-    """Returns ({relative path: content}, {family id: C routine count}, GLSL routine count)."""
+    """Returns ({relative path: content}, {family id: C routine count}, GLSL and HLSL routine counts)."""
     expanded = expand(tables)
     outputs = {tables.HEADER: render_header(tables, expanded)}
     by_file = {}
@@ -342,10 +368,11 @@ def generate(tables):
         outputs[path] = text
     outputs[tables.SOURCES_CMAKE] = render_sources(list(by_file))
     outputs[tables.GLSL_HEADER], glsl_total = render_glsl(tables)
+    outputs[tables.HLSL_HEADER], hlsl_total = render_hlsl(tables)
     counts = {}
     for fam, _, routines in expanded:
         counts[fam["id"]] = counts.get(fam["id"], 0) + len(routines)
-    return outputs, counts, glsl_total
+    return outputs, counts, glsl_total, hlsl_total
 
 
 def write(outputs, dest_root):
@@ -387,14 +414,15 @@ def main(argv=None):
     args = ap.parse_args(argv)
     try:
         tables = load_tables()
-        outputs, counts, glsl_total = generate(tables)
+        outputs, counts, glsl_total, hlsl_total = generate(tables)
     except GenError as e:
         print(f"gen.py: error: {e}", file=sys.stderr)
         return 1
     changed, removed = write(outputs, os.path.abspath(args.out) if args.out else ROOT)
     if not args.quiet:
         per = ", ".join(f"{k} {v}" for k, v in counts.items())
-        print(f"gen.py: {sum(counts.values())} C routines ({per}), {glsl_total} GLSL routines; "
+        print(f"gen.py: {sum(counts.values())} C routines ({per}), {glsl_total} GLSL routines, "
+              f"{hlsl_total} HLSL routines; "
               f"{len(outputs)} files, {changed} updated, {removed} stale removed")
     return 0
 

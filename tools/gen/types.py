@@ -402,3 +402,129 @@ GLSL_FAMILIES = [
 
 # The generated GLSL file (included at the end of shaders/vkshmem.glsl).
 GLSL_HEADER = "shaders/generated/vkshmem_typed.glsl"
+
+# ---------------------------------------------------------------------------
+# HLSL device library (shaders/generated/vkshmem_typed.hlsl)
+# ---------------------------------------------------------------------------
+# How a TYPENAME appears in HLSL compute shaders compiled by glslang. Its HLSL front end has
+# uint64_t (converted by assignment only) but no int64_t, and its double cannot be split into
+# words (no asuint(double, out, out)), so: signed 64-bit types pass their values as uint64_t bit
+# patterns (wait_until/test still compare them signed), double gets only the bulk routines, and
+# atomics exist for the 4-byte types only (no 64-bit Interlocked). Same keys as GLSL_TYPES.
+_HL_I32 = _gl("int", 4, True, "asuint({})", "asint({})")
+_HL_U32 = _gl("uint", 4)
+_HL_I64 = _gl("uint64_t", 8, True)
+_HL_U64 = _gl("uint64_t", 8)
+
+HLSL_TYPES = {
+    "float": _gl("float", 4, True, "asuint({})", "asfloat({})"),
+    "double": _gl(None, 8),
+    "char": _gl(None, 1),
+    "schar": _gl(None, 1),
+    "short": _gl(None, 2),
+    "int": _HL_I32,
+    "long": _HL_I64,
+    "longlong": _HL_I64,
+    "uchar": _gl(None, 1),
+    "ushort": _gl(None, 2),
+    "uint": _HL_U32,
+    "ulong": _HL_U64,
+    "ulonglong": _HL_U64,
+    "int8": _gl(None, 1),
+    "int16": _gl(None, 2),
+    "int32": _HL_I32,
+    "int64": _HL_I64,
+    "uint8": _gl(None, 1),
+    "uint16": _gl(None, 2),
+    "uint32": _HL_U32,
+    "uint64": _HL_U64,
+    "size": _HL_U64,
+    "ptrdiff": _HL_I64,
+}
+
+
+# An HLSL routine: as glsl_op; `widths`, when given, keeps only value types of those sizes.
+def hlsl_op(name, ret, params, body, types, widths=None):
+    return {"name": name, "ret": ret, "params": params, "body": body, "types": types, "widths": widths}
+
+
+_H_BYTES = "nelems * {BYTES}u"
+
+
+def _h_amo(op, fetch, operand="0u", cond="0u", target="dest"):
+    return f"vkshmem_amo32_({target}, VKSHMEM_AMO_{op}, {operand}, {cond}, pe, {fetch})"
+
+
+_H_XFER = {
+    "put": "vkshmem_put_(dest, source, " + _H_BYTES + ", pe)",
+    "get": "vkshmem_get_(dest, source, " + _H_BYTES + ", pe)",
+    "put_wg": "vkshmem_put_wg_(dest, source, " + _H_BYTES + ", pe)",
+    "get_wg": "vkshmem_get_wg_(dest, source, " + _H_BYTES + ", pe)",
+}
+_H_SIG = "vkshmem_put_signal_(dest, source, " + _H_BYTES + ", sig_addr, signal, sig_op, pe)"
+_A4 = (4,)
+
+HLSL_FAMILIES = [
+    family("hlsl_rma", "Remote memory access", None, [
+        hlsl_op("shmem_{TYPENAME}_put", "void", _G_CONTIG, _H_XFER["put"], _RMA),
+        hlsl_op("shmem_{TYPENAME}_get", "void", _G_CONTIG, _H_XFER["get"], _RMA),
+        hlsl_op("shmem_{TYPENAME}_put_nbi", "void", _G_CONTIG, _H_XFER["put"], _RMA),
+        hlsl_op("shmem_{TYPENAME}_get_nbi", "void", _G_CONTIG, _H_XFER["get"], _RMA),
+        hlsl_op("shmem_{TYPENAME}_put_wg", "void", _G_CONTIG, _H_XFER["put_wg"], _RMA),
+        hlsl_op("shmem_{TYPENAME}_get_wg", "void", _G_CONTIG, _H_XFER["get_wg"], _RMA),
+        hlsl_op("shmem_{TYPENAME}_p", "void", _G_DEST_VALUE_PE, "vkshmem_p{W}_(dest, {value_bits}, pe)", _RMA),
+        hlsl_op("shmem_{TYPENAME}_g", "{TYPE}", [("uint64_t", "source"), ("int", "pe")], "vkshmem_g{W}_(source, pe)",
+                _RMA),
+    ]),
+    family("hlsl_rma_sized", "Remote memory access, sized", None, [
+        hlsl_op("shmem_put{SIZE}", "void", _G_CONTIG, _H_XFER["put"], ["sized"]),
+        hlsl_op("shmem_get{SIZE}", "void", _G_CONTIG, _H_XFER["get"], ["sized"]),
+        hlsl_op("shmem_put{SIZE}_nbi", "void", _G_CONTIG, _H_XFER["put"], ["sized"]),
+        hlsl_op("shmem_get{SIZE}_nbi", "void", _G_CONTIG, _H_XFER["get"], ["sized"]),
+        hlsl_op("shmem_put{SIZE}_wg", "void", _G_CONTIG, _H_XFER["put_wg"], ["sized"]),
+        hlsl_op("shmem_get{SIZE}_wg", "void", _G_CONTIG, _H_XFER["get_wg"], ["sized"]),
+    ]),
+    family("hlsl_signal", "Put with signal", None, [
+        hlsl_op("shmem_{TYPENAME}_put_signal", "void", _G_SIGNAL, _H_SIG, _RMA),
+        hlsl_op("shmem_{TYPENAME}_put_signal_nbi", "void", _G_SIGNAL, _H_SIG, _RMA),
+        hlsl_op("shmem_put{SIZE}_signal", "void", _G_SIGNAL, _H_SIG, ["sized"]),
+        hlsl_op("shmem_put{SIZE}_signal_nbi", "void", _G_SIGNAL, _H_SIG, ["sized"]),
+    ]),
+    family("hlsl_amo", "Atomic memory operations (4-byte types)", None, [
+        hlsl_op("shmem_{TYPENAME}_atomic_fetch", "{TYPE}", [("uint64_t", "source"), ("int", "pe")],
+                _h_amo("FETCH", "true", target="source"), _EXT, _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_set", "void", _G_DEST_VALUE_PE, _h_amo("SET", "false", "{value_bits}"), _EXT,
+                _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_swap", "{TYPE}", _G_DEST_VALUE_PE, _h_amo("SWAP", "true", "{value_bits}"),
+                _EXT, _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_compare_swap", "{TYPE}",
+                [("uint64_t", "dest"), ("{TYPE}", "cond"), ("{TYPE}", "value"), ("int", "pe")],
+                _h_amo("COMPARE_SWAP", "true", "{value_bits}", "{cond_bits}"), _STD, _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_fetch_inc", "{TYPE}", _G_DEST_PE, _h_amo("ADD", "true", "1u"), _STD, _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_inc", "void", _G_DEST_PE, _h_amo("ADD", "false", "1u"), _STD, _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_fetch_add", "{TYPE}", _G_DEST_VALUE_PE, _h_amo("ADD", "true", "{value_bits}"),
+                _STD, _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_add", "void", _G_DEST_VALUE_PE, _h_amo("ADD", "false", "{value_bits}"), _STD,
+                _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_fetch_and", "{TYPE}", _G_DEST_VALUE_PE, _h_amo("AND", "true", "{value_bits}"),
+                _BIT, _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_and", "void", _G_DEST_VALUE_PE, _h_amo("AND", "false", "{value_bits}"), _BIT,
+                _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_fetch_or", "{TYPE}", _G_DEST_VALUE_PE, _h_amo("OR", "true", "{value_bits}"),
+                _BIT, _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_or", "void", _G_DEST_VALUE_PE, _h_amo("OR", "false", "{value_bits}"), _BIT,
+                _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_fetch_xor", "{TYPE}", _G_DEST_VALUE_PE, _h_amo("XOR", "true", "{value_bits}"),
+                _BIT, _A4),
+        hlsl_op("shmem_{TYPENAME}_atomic_xor", "void", _G_DEST_VALUE_PE, _h_amo("XOR", "false", "{value_bits}"), _BIT,
+                _A4),
+    ]),
+    family("hlsl_p2p", "Point-to-point synchronization", None, [
+        hlsl_op("shmem_{TYPENAME}_wait_until", "void", _G_WAIT,
+                "vkshmem_wait{W}_(ivar, cmp, {cmp_value_bits}, {SGN}, VKSHMEM_WAIT_ID_WAIT_UNTIL)", _P2P),
+        hlsl_op("shmem_{TYPENAME}_test", "int", _G_WAIT, "vkshmem_test{W}_(ivar, cmp, {cmp_value_bits}, {SGN})", _P2P),
+    ]),
+]
+
+# The generated HLSL file (included at the end of shaders/vkshmem.hlsl).
+HLSL_HEADER = "shaders/generated/vkshmem_typed.hlsl"

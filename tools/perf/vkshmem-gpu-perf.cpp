@@ -1,7 +1,8 @@
 // vkshmem-gpu-perf: the device-heap and shader figures, each next to the raw
 // Vulkan operation it should approach, measured in the same run.
 //
-//   oshrun -np 2 vkshmem-gpu-perf [--mib N] [--diag]  (PE 0 measures, PE 1 is the target)
+//   oshrun -np 2 vkshmem-gpu-perf [--mib N] [--rtt N] [--diag]  (PE 0 measures, PE 1 is the target)
+//   --rtt N: round trips in one dispatch (100; lavapipe's loop cap allows about 10)
 //   VKSHMEM_FORCE_PROXY=1 ...  makes the first row the shader -> proxy -> peer round trip
 //   --diag adds rows that locate where a shader put loses time
 //
@@ -148,11 +149,13 @@ void row_gbps(const char* what, double gbps, double of) {
 int main(int argc, char** argv) {
     std::size_t mib = 64;
     bool diag = false;
+    unsigned rtt_count = 100;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--mib" && i + 1 < argc) mib = std::strtoul(argv[++i], nullptr, 10);
         else if (a == "--diag") diag = true;
-        else die("usage: vkshmem-gpu-perf [--mib N] [--diag]");
+        else if (a == "--rtt" && i + 1 < argc) rtt_count = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
+        else die("usage: vkshmem-gpu-perf [--mib N] [--rtt N] [--diag]");
     }
     const std::size_t bytes = mib << 20;
     shmem_init();
@@ -183,7 +186,7 @@ int main(int argc, char** argv) {
             std::int32_t pe;
         } rp{vkshmemx_device_state(), vkshmemx_device_address(flag), 0, peer};
         const double t_empty = time_dispatch(rtt, 1, rp, reps);
-        rp.count = 100;
+        rp.count = rtt_count;
         const double t_rtt = (time_dispatch(rtt, 1, rp, reps) - t_empty) / rp.count;
         std::printf("%-58s %9.3f us\n",
                     forced ? "shader put + quiet through the proxy (round trip)"
