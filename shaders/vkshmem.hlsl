@@ -346,10 +346,13 @@ void vkshmem_fence_() {
 }
 
 /* ---- Loop budget (per subgroup; see vkshmem.glsl) ------------------------------------------- */
-/* The cell is read and written with atomics by one invocation of the subgroup: no barrier, and
- * whichever invocation is first next time sees the last value. */
+/* As in vkshmem.glsl it counts only where the pipeline was specialised without device fences (the
+ * driver with the loop cap, lavapipe); elsewhere the budget is unlimited. The cell is read and
+ * written with atomics by one invocation of the subgroup: no barrier, and whichever invocation is
+ * first next time sees the last value. */
 uint vkshmemx_budget_left() {
 #if VKSHMEM_LOOP_BUDGET != 0
+    if (vkshmem_fences_) return 0xffffffffu;
     uint v = 0u;
     if (WaveIsFirstLane()) InterlockedOr(vkshmem_budget_[vkshmem_cell_], 0u, v);
     return WaveReadLaneFirst(v);
@@ -359,6 +362,7 @@ uint vkshmemx_budget_left() {
 }
 bool vkshmem_reserve_(uint iters) {
 #if VKSHMEM_LOOP_BUDGET != 0
+    if (vkshmem_fences_) return true;
     uint left = vkshmemx_budget_left();
     bool fits = iters <= left;
     uint m = WaveActiveMax(fits ? iters : 0u);
@@ -371,6 +375,7 @@ bool vkshmem_reserve_(uint iters) {
 }
 void vkshmem_charge_(uint iters) {
 #if VKSHMEM_LOOP_BUDGET != 0
+    if (vkshmem_fences_) return;
     uint left = vkshmemx_budget_left();
     uint m = WaveActiveMax(iters);
     uint old;
@@ -449,7 +454,8 @@ void vkshmem_init(uint local_index, uint wg_size) {
     }
 #if VKSHMEM_LOOP_BUDGET != 0
     uint old;
-    if (WaveIsFirstLane()) InterlockedExchange(vkshmem_budget_[vkshmem_cell_], uint(VKSHMEM_LOOP_BUDGET), old);
+    if (!vkshmem_fences_ && WaveIsFirstLane())
+        InterlockedExchange(vkshmem_budget_[vkshmem_cell_], uint(VKSHMEM_LOOP_BUDGET), old);
 #endif
 }
 
