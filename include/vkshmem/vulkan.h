@@ -33,9 +33,24 @@ VkDevice vkshmemx_vk_device(void) VKSHMEM_NOEXCEPT;
 VkQueue vkshmemx_vk_queue(uint32_t *family) VKSHMEM_NOEXCEPT;
 
 /* The device extensions vkshmem needs on a VkDevice (for applications that
- * create their own device for the same physical device). *count receives the
+ * create their own device, see vkshmemx_use_vk_device). *count receives the
  * number of names. */
 const char *const *vkshmemx_required_device_extensions(uint32_t *count) VKSHMEM_NOEXCEPT;
+
+/* Makes the next shmem_init use the application's own device instead of
+ * creating one (call it before shmem_init, on every PE; the physical device
+ * must be Vulkan 1.2+). The device must have been created with the extensions
+ * above and the features bufferDeviceAddress (required), shaderInt64 and
+ * shaderBufferInt64Atomics (the GLSL library), descriptorIndexing features
+ * and shaderFloat64 where shaders use them. `queue` (a compute queue of
+ * `queue_family`) is the one the runtime submits to, for dispatches and for
+ * its own copies: the application must not submit to it from another thread
+ * while a vkshmem call runs, and its own submissions that touch symmetric
+ * memory are ordered with vkshmem's by shmem_quiet. The application keeps
+ * owning every handle and destroys them after shmem_finalize. Returns 0, or
+ * nonzero with a message (after shmem_init, or a null handle). */
+int vkshmemx_use_vk_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device, VkQueue queue,
+                           uint32_t queue_family) VKSHMEM_NOEXCEPT;
 
 /* ---- Addresses for shaders --------------------------------------------------- */
 /* The buffer device address of a symmetric object of this PE (host heap or

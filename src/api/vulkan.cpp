@@ -58,6 +58,20 @@ VkQueue vkshmemx_vk_queue(uint32_t* family) noexcept {
     return d->queue();
 }
 
+int vkshmemx_use_vk_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device, VkQueue queue,
+                           uint32_t queue_family) noexcept {
+    if (g_runtime) {
+        error("vkshmemx_use_vk_device", "called after shmem_init; call it before");
+        return 1;
+    }
+    if (!instance || !physical || !device || !queue) {
+        error("vkshmemx_use_vk_device", "a handle is VK_NULL_HANDLE");
+        return 1;
+    }
+    Runtime::use_device(AdoptedDevice{instance, physical, device, queue, queue_family});
+    return 0;
+}
+
 const char* const* vkshmemx_required_device_extensions(uint32_t* count) noexcept {
     static const char* const names[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
                                         VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};

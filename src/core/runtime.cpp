@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <optional>
 #include <unistd.h>
 
 extern char** environ;
@@ -15,6 +16,12 @@ extern char** environ;
 namespace vkshmem {
 
 Runtime* g_runtime = nullptr;
+
+namespace {
+std::optional<AdoptedDevice> g_adopted; // set before init by vkshmemx_use_vk_device
+}
+
+void Runtime::use_device(const AdoptedDevice& a) { g_adopted = a; }
 
 namespace {
 bool g_atexit_registered = false;
@@ -99,7 +106,11 @@ Result<void> Runtime::start(int requested) {
             VKSHMEM_WARN("unknown variable {} (did you mean {}?); `vkshmem-info -e` lists them all", u.name,
                          u.suggestion);
 
-    if (cfg_.VKSHMEM_DEVICE != "none") {
+    if (g_adopted) {
+        auto dev = VulkanDevice::adopt(*g_adopted);
+        if (!dev) return make_error(dev.error().message); // the application's device or nothing
+        device_ = std::move(*dev);
+    } else if (cfg_.VKSHMEM_DEVICE != "none") {
         auto dev = VulkanDevice::create(cfg_.VKSHMEM_DEVICE, boot_->local_rank());
         if (dev) {
             device_ = std::move(*dev);

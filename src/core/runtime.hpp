@@ -21,6 +21,8 @@ public:
     static Result<void> init(int requested_thread_level);
     // Collective: quiet, barrier, release everything.
     static void finalize();
+    // The application's own Vulkan device for the next init (vkshmemx_use_vk_device).
+    static void use_device(const AdoptedDevice& a);
 
     const Config& config() const { return cfg_; }
     Bootstrap& bootstrap() { return *boot_; }

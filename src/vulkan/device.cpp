@@ -273,24 +273,61 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& se
     VKSHMEM_DEBUG("device: dispatches on family {}, copies on family {}{}, atomics on family {}{}",
                   d->queue_family_, d->copy_family_, d->copy_queue_ == d->queue_ ? " (the same queue)" : "",
                   d->amo_family_, d->amo_queue_ == d->queue_ ? " (the same queue)" : "");
-    d->get_memory_fd_ = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(d->device_, "vkGetMemoryFdKHR"));
-    d->get_host_ptr_props_ = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
-        vkGetDeviceProcAddr(d->device_, "vkGetMemoryHostPointerPropertiesEXT"));
-    if (!d->get_memory_fd_ || !d->get_host_ptr_props_)
-        return make_error(fmt::format("device {} does not expose vkGetMemoryFdKHR/vkGetMemoryHostPointerPropertiesEXT",
-                                      d->report_.name));
-
-    for (Submitter* sub : {&d->copy_, &d->amo_}) {
-        sub->family = sub == &d->copy_ ? d->copy_family_ : d->amo_family_;
-        sub->queue = sub == &d->copy_ ? d->copy_queue_ : d->amo_queue_;
-        if (auto c = d->make_submitter(*sub); !c) return c.error();
-    }
+    if (auto f = d->finish_setup(); !f) return f.error();
     return d;
+}
+
+Result<std::unique_ptr<VulkanDevice>> VulkanDevice::adopt(const AdoptedDevice& a) {
+    if (!a.instance || !a.physical || !a.device || !a.queue)
+        return make_error("vkshmemx_use_vk_device: a handle is VK_NULL_HANDLE");
+    std::unique_ptr<VulkanDevice> d(new VulkanDevice);
+    d->owned_ = false;
+    d->instance_ = a.instance;
+    d->phys_ = a.physical;
+    d->device_ = a.device;
+    d->report_ = describe(a.physical);
+    if (!d->report_.unusable_reason.empty())
+        return make_error(fmt::format("the application's device ({}) {}", d->report_.name, d->report_.unusable_reason));
+    vkGetPhysicalDeviceProperties(d->phys_, &d->props_);
+    vkGetPhysicalDeviceMemoryProperties(d->phys_, &d->mem_props_);
+    std::uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(d->phys_, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> qf(nq);
+    vkGetPhysicalDeviceQueueFamilyProperties(d->phys_, &nq, qf.data());
+    if (a.family >= nq || !(qf[a.family].queueFlags & VK_QUEUE_COMPUTE_BIT))
+        return make_error(fmt::format("vkshmemx_use_vk_device: queue family {} of {} has no compute queues",
+                                      a.family, d->report_.name));
+    // One queue, the application's: the runtime's copies and atomics go there
+    // too, serialized with vkshmemx_dispatch (vkshmem/vulkan.h says how the
+    // application's own submissions stay out of their way).
+    d->queue_family_ = d->copy_family_ = d->amo_family_ = a.family;
+    d->families_ = {a.family};
+    d->queue_ = d->copy_queue_ = d->amo_queue_ = a.queue;
+    if (auto f = d->finish_setup(); !f) return f.error();
+    return d;
+}
+
+Result<void> VulkanDevice::finish_setup() {
+    get_memory_fd_ = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(device_, "vkGetMemoryFdKHR"));
+    get_host_ptr_props_ = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
+        vkGetDeviceProcAddr(device_, "vkGetMemoryHostPointerPropertiesEXT"));
+    if (!get_memory_fd_ || !get_host_ptr_props_)
+        return make_error(fmt::format("device {} does not expose vkGetMemoryFdKHR/vkGetMemoryHostPointerPropertiesEXT "
+                                      "(enable the extensions vkshmemx_required_device_extensions() lists)",
+                                      report_.name));
+    for (Submitter* sub : {&copy_, &amo_}) {
+        sub->family = sub == &copy_ ? copy_family_ : amo_family_;
+        sub->queue = sub == &copy_ ? copy_queue_ : amo_queue_;
+        if (auto c = make_submitter(*sub); !c) return c.error();
+    }
+    return {};
 }
 
 VulkanDevice::~VulkanDevice() {
     if (device_) {
-        vkDeviceWaitIdle(device_);
+        // The runtime's own submissions are all waited for; an adopted
+        // device may still run the application's work.
+        if (owned_) vkDeviceWaitIdle(device_);
         release(staging_);
         release(amo_result_);
         if (amo_pipeline_) vkDestroyPipeline(device_, amo_pipeline_, nullptr);
@@ -300,9 +337,9 @@ VulkanDevice::~VulkanDevice() {
             if (sub->fence) vkDestroyFence(device_, sub->fence, nullptr);
             if (sub->pool) vkDestroyCommandPool(device_, sub->pool, nullptr);
         }
-        vkDestroyDevice(device_, nullptr);
+        if (owned_) vkDestroyDevice(device_, nullptr);
     }
-    if (instance_) vkDestroyInstance(instance_, nullptr);
+    if (instance_ && owned_) vkDestroyInstance(instance_, nullptr);
 }
 
 Result<void> VulkanDevice::finish_memory(DeviceMemory& m, bool map) {

@@ -48,11 +48,24 @@ struct DeviceMemory {
     bool dedicated = false; // allocated for `buffer` alone (the driver asked for it)
 };
 
+// An application's own Vulkan objects for the runtime to use (vkshmemx_use_vk_device).
+struct AdoptedDevice {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkPhysicalDevice physical = VK_NULL_HANDLE;
+    VkDevice device = VK_NULL_HANDLE;
+    VkQueue queue = VK_NULL_HANDLE;
+    std::uint32_t family = 0;
+};
+
 class VulkanDevice {
 public:
     ~VulkanDevice();
     // selector: "" (local_rank modulo count), an index, or a name substring.
     static Result<std::unique_ptr<VulkanDevice>> create(const std::string& selector, int local_rank);
+    // Uses the application's device, which it keeps owning (it must have the
+    // extensions of vkshmemx_required_device_extensions() and the features
+    // vkshmem/vulkan.h lists).
+    static Result<std::unique_ptr<VulkanDevice>> adopt(const AdoptedDevice& a);
 
     const DeviceReport& report() const { return report_; }
     int index() const { return index_; }
@@ -118,6 +131,8 @@ private:
         VkFence fence = VK_NULL_HANDLE;
     };
     Result<void> make_submitter(Submitter& s);
+    // What create and adopt share once the device and its queues are known.
+    Result<void> finish_setup();
     // Ends s.cmd, submits it and waits; `written`/`stage`: what to make visible to the host.
     Result<void> submit_and_wait(Submitter& s, VkAccessFlags written, VkPipelineStageFlags stage);
     Result<void> submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off, std::size_t n);
@@ -136,6 +151,7 @@ private:
     // Allocates (chain: export or import info) and binds plan's buffer.
     Result<DeviceMemory> allocate_for(BufferPlan& plan, std::uint32_t type, void* chain);
 
+    bool owned_ = true; // false for an adopted device: the application destroys it
     VkInstance instance_ = VK_NULL_HANDLE;
     VkPhysicalDevice phys_ = VK_NULL_HANDLE;
     VkDevice device_ = VK_NULL_HANDLE;

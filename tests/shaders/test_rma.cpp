@@ -416,7 +416,11 @@ TEST_CASE("errors: a bad PE, an address outside the heaps, a transfer over the l
          Rec{1, 0, spmd::right(), 0, dev(dst.get()), dev(src.at(1)), big, 0, 0, 0},
          "one shader operation was larger than the device library takes"},
     };
-    for (const Case& c : cases) {
+    // The last case exists only where the loop budget applies (lavapipe); elsewhere a transfer
+    // of any size runs.
+    const std::size_t n_cases = std::size(cases) - (loop_budget_applies() ? 0 : 1);
+    for (std::size_t i = 0; i < n_cases; ++i) {
+        const Case& c = cases[i];
         INFO(c.what);
         recs[0] = c.rec;
         shmem_barrier_all();
