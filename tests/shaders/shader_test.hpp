@@ -24,8 +24,11 @@ namespace shader_test {
 // Whether the device library counts loop iterations here: only where the runtime specialises
 // pipelines for lavapipe, whose loops stop silently after 65,535 iterations (shaders/README.md).
 inline bool loop_budget_applies() {
-    VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &drv, {}};
+    VkPhysicalDeviceDriverProperties drv{};
+    drv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+    VkPhysicalDeviceProperties2 p2{};
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    p2.pNext = &drv;
     vkGetPhysicalDeviceProperties2(vkshmemx_vk_physical_device(), &p2);
     return drv.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
 }
