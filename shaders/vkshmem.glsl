@@ -178,12 +178,13 @@ void vkshmem_fence_() {
 const bool vkshmem_budget_on_ = VKSHMEM_LOOP_BUDGET != 0 && !vkshmem_fences_;
 /* Host writes during a dispatch. On NVIDIA (driver 580) a running shader never sees a host write to
  * host memory (the host heap, the ring) through an atomic load or read-modify-write, of any scope
- * or semantics: its GPU-side cache keeps the old line. A volatile load does see it, and so does any
- * load of DEVICE_LOCAL|HOST_VISIBLE memory. So every read of host memory that the host may have
- * written during the dispatch is volatile where the pipeline has device fences (GPUs); lavapipe
- * (no device fences) shares the CPU's caches and uses relaxed atomic loads, which a compiler
- * cannot hoist out of a loop either. The choice is a specialization constant: the other side is
- * gone before the driver compiles. */
+ * or semantics: its GPU-side cache keeps the old line. A volatile load sees it once the line
+ * leaves that cache (up to ~13 ms later); any load of DEVICE_LOCAL|HOST_VISIBLE memory sees it at
+ * once, which is where the proxy writes what shaders wait for. So polls and the proxy's answers are
+ * read with volatile loads where the pipeline has device fences (GPUs); lavapipe (no device fences)
+ * shares the CPU's caches and uses relaxed atomic loads, which a compiler cannot hoist out of a
+ * loop either. The choice is a specialization constant: the other side is gone before the driver
+ * compiles. */
 uint vkshmem_rd32_(uint64_t a, bool vol) { return vol ? vkshmem_v32_(a).v : vkshmem_w32_(a).v; }
 uint64_t vkshmem_rd64_(uint64_t a, bool vol) { return vol ? vkshmem_v64_(a).v : vkshmem_w64_(a).v; }
 /* Polls: volatile loads on GPUs, relaxed atomic loads on lavapipe. A wait that succeeds then calls
@@ -362,9 +363,6 @@ uint vkshmem_route_(uint64_t addr, uint64_t bytes, int pe, bool report, out uint
     return VKSHMEM_ROUTE_DIRECT_;
 }
 
-/* Whether addr (of this PE) lies in its host heap: memory the host may write during a dispatch. */
-bool vkshmem_in_host_heap_(uint64_t addr) { return addr - vkshmem_hbase_ < vkshmem_hsize_; }
-
 /* The device address through which this invocation reaches `dest` on PE pe, or 0 when it is not
  * directly reachable (the proxy route, VKSHMEM_FORCE_PROXY, a bad PE or address). */
 uint64_t shmem_ptr(uint64_t dest, int pe) {
@@ -474,8 +472,8 @@ uint vkshmem_plan_cost_(vkshmem_plan_ p) { return p.iters >= 0xfffffff0u ? 0xfff
 #endif
 
 /* Runs a planned copy (its budget already reserved): this invocation's share. vsrc: the source is
- * host memory the host may write during the dispatch (volatile loads on GPUs); slot: the
- * destination is a proxy payload slot (see vkshmem_store_part_). */
+ * what the proxy wrote for this shader (volatile loads on GPUs); slot: the destination is a proxy
+ * payload slot (see vkshmem_store_part_). */
 void vkshmem_run_copy_(vkshmem_plan_ p, uint64_t dst, uint64_t src, uint lane, uint lanes, bool vsrc, bool slot) {
     bool vol = vkshmem_fences_ && vsrc;
     uint64_t d = dst + uint64_t(p.head), s = src + uint64_t(p.head);
@@ -736,7 +734,7 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
                 if (put) {
                     uint64_t slot = vkshmem_slot_payload_(t);
                     vkshmem_run_copy_(vkshmem_plan_copy_(slot, src + off, n, 1u), slot, src + off, 0u, 1u,
-                                      vkshmem_in_host_heap_(src + off), true);
+                                      false, true);
                 }
                 vkshmem_publish_(t);
             }
@@ -753,10 +751,10 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
             uint64_t n = min(bytes - off, pb);
             uint64_t cd = put ? remote : dest + off;
             uint64_t cs = put ? src : (proxy ? vkshmem_slot_answer_(t0 + j) : remote);
-            /* the source: a payload slot (the proxy's answer), or host memory the host may write */
-            bool vs = proxy || vkshmem_in_host_heap_(src);
+            /* the source: the proxy's answer (volatile loads on GPUs), or memory of a heap */
             if (answered)
-                vkshmem_run_copy_(vkshmem_plan_copy_(cd, cs, n, copy_lanes), cd, cs, copy_lane, copy_lanes, vs, false);
+                vkshmem_run_copy_(vkshmem_plan_copy_(cd, cs, n, copy_lanes), cd, cs, copy_lane, copy_lanes, proxy,
+                                  false);
             if (proxy) vkshmem_consume_(t0 + j);
         }
         if (!answered || sent < nb) break;
@@ -835,24 +833,20 @@ uint64_t vkshmem_gw_(uint64_t src, int pe, uint width) {
         return width == 4u ? uint64_t(uint(v)) : v;
     }
     if (route != VKSHMEM_ROUTE_DIRECT_) return uint64_t(0);
-    bool vol = vkshmem_fences_ && vkshmem_in_host_heap_(src);
-    return width == 4u ? uint64_t(vkshmem_rd32_(remote, vol)) : vkshmem_rd64_(remote, vol);
+    return width == 4u ? uint64_t(vkshmem_w32_(remote).v) : vkshmem_w64_(remote).v;
 }
 uint vkshmem_g32_(uint64_t src, int pe) { return uint(vkshmem_gw_(src, pe, 4u)); }
 uint64_t vkshmem_g64_(uint64_t src, int pe) { return vkshmem_gw_(src, pe, 8u); }
 
 /* ---- Atomics (op: VKSHMEM_AMO_*) ------------------------------------------------------------- */
-/* One AMO of width 4 or 8 bytes (naturally aligned); the old value when fetch.
- * On GPUs a read-modify-write on a host heap goes through the proxy even where the heap is
- * reachable: the GPU performs it in its own cache, where neither the host's atomics on the same
- * word nor the host's reads see it until the dispatch ends (NVIDIA, driver 580). The proxy's CPU
- * atomics are atomic with every other PE's. A fetch is a volatile load. */
+/* One AMO of width 4 or 8 bytes (naturally aligned); the old value when fetch. A fetch is a poll's
+ * load (volatile on GPUs). On NVIDIA (driver 580) a shader's read-modify-write on a host heap is
+ * performed in the GPU's cache: atomic with other shaders' on that GPU, but neither the host's
+ * atomics nor its reads see it until the dispatch ends (README: host and shaders during a
+ * dispatch). */
 uint64_t vkshmem_amo_(uint64_t dest, uint op, uint64_t operand, uint64_t cond, int pe, bool fetch, uint width) {
     uint64_t remote;
     uint route = vkshmem_route_(dest, uint64_t(width), pe, true, remote);
-    if (route == VKSHMEM_ROUTE_DIRECT_ && vkshmem_fences_ && op != VKSHMEM_AMO_FETCH && vkshmem_slots_ != 0u &&
-        vkshmem_in_host_heap_(dest))
-        route = VKSHMEM_ROUTE_PROXY_;
     if (route == VKSHMEM_ROUTE_PROXY_) {
         bool ok;
         uint64_t v = vkshmem_proxy_small_(VKSHMEM_OP_AMO, pe, width, dest, operand, cond, op, width, fetch, ok);
