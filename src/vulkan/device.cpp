@@ -178,13 +178,8 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& se
     d->index_ = pick;
     d->phys_ = pds[pick];
     d->report_ = reports[pick];
-    vkGetPhysicalDeviceProperties(d->phys_, &d->props_);
-    vkGetPhysicalDeviceMemoryProperties(d->phys_, &d->mem_props_);
-
-    std::uint32_t nq = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(d->phys_, &nq, nullptr);
-    std::vector<VkQueueFamilyProperties> qf(nq);
-    vkGetPhysicalDeviceQueueFamilyProperties(d->phys_, &nq, qf.data());
+    const std::vector<VkQueueFamilyProperties> qf = d->load_properties();
+    const auto nq = static_cast<std::uint32_t>(qf.size());
     int family = -1;
     for (std::uint32_t i = 0; i < nq; ++i)
         if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
@@ -288,13 +283,8 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::adopt(const AdoptedDevice& a
     d->report_ = describe(a.physical);
     if (!d->report_.unusable_reason.empty())
         return make_error(fmt::format("the application's device ({}) {}", d->report_.name, d->report_.unusable_reason));
-    vkGetPhysicalDeviceProperties(d->phys_, &d->props_);
-    vkGetPhysicalDeviceMemoryProperties(d->phys_, &d->mem_props_);
-    std::uint32_t nq = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(d->phys_, &nq, nullptr);
-    std::vector<VkQueueFamilyProperties> qf(nq);
-    vkGetPhysicalDeviceQueueFamilyProperties(d->phys_, &nq, qf.data());
-    if (a.family >= nq || !(qf[a.family].queueFlags & VK_QUEUE_COMPUTE_BIT))
+    const std::vector<VkQueueFamilyProperties> qf = d->load_properties();
+    if (a.family >= qf.size() || !(qf[a.family].queueFlags & VK_QUEUE_COMPUTE_BIT))
         return make_error(fmt::format("vkshmemx_use_vk_device: queue family {} of {} has no compute queues",
                                       a.family, d->report_.name));
     // One queue, the application's: the runtime's copies and atomics go there
@@ -305,6 +295,16 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::adopt(const AdoptedDevice& a
     d->queue_ = d->copy_queue_ = d->amo_queue_ = a.queue;
     if (auto f = d->finish_setup(); !f) return f.error();
     return d;
+}
+
+std::vector<VkQueueFamilyProperties> VulkanDevice::load_properties() {
+    vkGetPhysicalDeviceProperties(phys_, &props_);
+    vkGetPhysicalDeviceMemoryProperties(phys_, &mem_props_);
+    std::uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(phys_, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> qf(nq);
+    vkGetPhysicalDeviceQueueFamilyProperties(phys_, &nq, qf.data());
+    return qf;
 }
 
 Result<void> VulkanDevice::finish_setup() {

@@ -131,6 +131,8 @@ private:
         VkFence fence = VK_NULL_HANDLE;
     };
     Result<void> make_submitter(Submitter& s);
+    // Fills props_ and mem_props_ for phys_; returns its queue families.
+    std::vector<VkQueueFamilyProperties> load_properties();
     // What create and adopt share once the device and its queues are known.
     Result<void> finish_setup();
     // Ends s.cmd, submits it and waits; `written`/`stage`: what to make visible to the host.
