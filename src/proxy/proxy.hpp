@@ -9,8 +9,8 @@
 #include "vulkan/kernel.hpp"
 
 #include <atomic>
-#include <condition_variable>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -63,15 +63,15 @@ private:
     std::atomic<bool> stop_{false};
     std::atomic<int> active_{0};
     std::atomic<std::uint64_t> served_{0};
-    std::mutex wake_mu_;
-    std::condition_variable wake_;
-    std::thread thread_;
-    std::unique_ptr<ShaderDescriptors> descriptors_;
     // For the debug report of a dispatch (dispatch_end): when it began, the
     // count then, and when the thread last served a request.
     std::chrono::steady_clock::time_point begin_{};
     std::atomic<std::int64_t> last_served_ns_{0}; // steady_clock, since its epoch
     std::uint64_t served_at_begin_ = 0;
+    std::mutex wake_mu_;
+    std::condition_variable wake_;
+    std::thread thread_;
+    std::unique_ptr<ShaderDescriptors> descriptors_;
 };
 
 } // namespace vkshmem
