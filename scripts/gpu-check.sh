@@ -62,7 +62,7 @@ run)
             for route in $routes; do
                 for np in 1 2 3 4; do
                     log=$out/$(basename "$t").$route.np$np.log
-                    if VKSHMEM_FORCE_PROXY=$([ $route = proxy ] && echo 1 || echo 0) timeout 300 "$bin/oshrun" \
+                    if VKSHMEM_FORCE_PROXY=$([ $route = proxy ] && echo 1 || echo 0) timeout 150 "$bin/oshrun" \
                         -np "$np" -x LD_LIBRARY_PATH "$t" >"$log" 2>&1; then
                         echo "PASS $(basename "$t") $route np=$np"
                     else
