@@ -35,7 +35,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     L.payload = align_up(L.requests + sizeof(vkshmem_request_layout) * VKSHMEM_RING_SLOTS, 256);
     L.hlsl_map = L.payload + std::size_t(VKSHMEM_RING_SLOTS) * VKSHMEM_RING_PAYLOAD_BYTES;
     L.total = L.hlsl_map + sizeof(std::uint32_t) * 2 * static_cast<std::size_t>(n);
-    auto block = dev.allocate_host_visible(L.total);
+    auto block = dev.allocate_mapped(L.total, VulkanDevice::MappedUse::HostReads);
     if (!block) return make_error(fmt::format("device state block: {}", block.error().message));
     p->block_ = *block;
     p->base_ = static_cast<char*>(p->block_.mapped);
@@ -82,7 +82,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     // writes at once (vkshmem_ring_layout); without such memory, shaders read
     // them above.
     const std::size_t answers_bytes = kAnswersAt + std::size_t(VKSHMEM_RING_SLOTS) * VKSHMEM_RING_PAYLOAD_BYTES;
-    if (auto ans = dev.allocate_device_visible(answers_bytes)) {
+    if (auto ans = dev.allocate_mapped(answers_bytes, VulkanDevice::MappedUse::ShaderReads)) {
         p->answers_ = *ans;
         p->ans_ = static_cast<char*>(p->answers_.mapped);
         std::memset(p->ans_, 0, answers_bytes);

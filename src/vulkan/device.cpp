@@ -469,16 +469,31 @@ bool VulkanDevice::exportable_is_mappable(std::size_t size) {
     return false;
 }
 
-Result<DeviceMemory> VulkanDevice::allocate_device_visible(std::size_t size) {
+Result<DeviceMemory> VulkanDevice::allocate_mapped(std::size_t size, MappedUse use) {
     auto plan = plan_buffer(size, static_cast<VkExternalMemoryHandleTypeFlagBits>(0));
     if (!plan) return plan.error();
-    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount; ++i)
-        if ((plan->type_bits & (1u << i)) && (mem_props_.memoryTypes[i].propertyFlags & want) == want)
-            return allocate_for(*plan, i, nullptr);
-    vkDestroyBuffer(device_, plan->buffer, nullptr);
-    return make_error("no DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT memory type");
+    // HostReads: cached where offered, and not device-local (the BAR, which
+    // the CPU must not read) unless the device is the CPU. ShaderReads:
+    // device-local, where a running shader sees host writes at once.
+    const VkMemoryPropertyFlags need = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                                       (use == MappedUse::ShaderReads ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT : 0);
+    int type = -1, best = -1;
+    for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount; ++i) {
+        const auto fl = mem_props_.memoryTypes[i].propertyFlags;
+        if (!(plan->type_bits & (1u << i)) || (fl & need) != need) continue;
+        const int score = use == MappedUse::ShaderReads
+                              ? 0
+                              : ((fl & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) ? 2 : 0) +
+                                    (is_cpu() || !(fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) ? 1 : 0);
+        if (score > best) best = score, type = static_cast<int>(i);
+    }
+    if (type < 0) {
+        vkDestroyBuffer(device_, plan->buffer, nullptr);
+        return make_error(fmt::format("no {} memory type", use == MappedUse::ShaderReads
+                                                                ? "DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT"
+                                                                : "HOST_VISIBLE|HOST_COHERENT"));
+    }
+    return allocate_for(*plan, static_cast<std::uint32_t>(type), nullptr);
 }
 
 Result<DeviceMemory> VulkanDevice::allocate_device_heap(std::size_t size, bool exportable) {

@@ -80,13 +80,12 @@ public:
     // Serializes submissions to queue() when the runtime submits to it too.
     std::mutex& queue_mutex() { return copy_mu_; }
 
-    // Host-visible, host-coherent memory with a device address, mapped (the
-    // device state block and the proxy ring).
-    Result<DeviceMemory> allocate_host_visible(std::size_t size);
-    // DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT memory with a device address,
-    // mapped: what the host writes for running shaders to read (see
-    // vkshmem_ring_layout). An error when the device has no such type.
-    Result<DeviceMemory> allocate_device_visible(std::size_t size);
+    // Mapped, host-coherent memory with a device address. HostReads: what the
+    // CPU reads back (the device state block, the ring, the staging buffer).
+    // ShaderReads: DEVICE_LOCAL|HOST_VISIBLE, what the host writes for running
+    // shaders to read (see vkshmem_ring_layout); an error without such a type.
+    enum class MappedUse { HostReads, ShaderReads };
+    Result<DeviceMemory> allocate_mapped(std::size_t size, MappedUse use);
     std::uint32_t queue_family() const { return queue_family_; }
 
     // Makes [ptr, ptr+size) (page aligned, e.g. a memfd mapping) Vulkan memory.

@@ -98,40 +98,6 @@ ShaderDescriptors::~ShaderDescriptors() {
     if (layout_) vkDestroyDescriptorSetLayout(d, layout_, nullptr);
 }
 
-Result<DeviceMemory> VulkanDevice::allocate_host_visible(std::size_t size) {
-    VkResult r;
-    BufferPlan plan;
-    {
-        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-        bci.size = size;
-        bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
-                    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-        if ((r = vkCreateBuffer(device_, &bci, nullptr, &plan.buffer)) != VK_SUCCESS)
-            return make_error(fmt::format("vkCreateBuffer({} bytes): {}", size, vk_result_name(r)), r);
-        VkMemoryRequirements req;
-        vkGetBufferMemoryRequirements(device_, plan.buffer, &req);
-        plan.type_bits = req.memoryTypeBits;
-        plan.size = req.size;
-    }
-    // Host-visible and coherent; cached where offered (the CPU polls it), and
-    // not device-local (that would be the BAR, which the CPU must not read).
-    int type = -1, best = -1;
-    for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount; ++i) {
-        auto fl = mem_props_.memoryTypes[i].propertyFlags;
-        if (!(plan.type_bits & (1u << i)) || !(fl & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) ||
-            !(fl & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT))
-            continue;
-        int score = ((fl & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) ? 2 : 0) +
-                    (is_cpu() || !(fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) ? 1 : 0);
-        if (score > best) best = score, type = static_cast<int>(i);
-    }
-    if (type < 0) {
-        vkDestroyBuffer(device_, plan.buffer, nullptr);
-        return make_error("no host-visible coherent memory type for the device state block");
-    }
-    return allocate_for(plan, static_cast<std::uint32_t>(type), nullptr);
-}
-
 Result<std::unique_ptr<VulkanKernel>> VulkanKernel::create(VulkanDevice& dev, const std::uint32_t* spirv,
                                                            std::size_t bytes, std::uint32_t push_bytes,
                                                            const ShaderDescriptors* descriptors) {

@@ -14,32 +14,10 @@ constexpr std::size_t kStagingBytes = 8u << 20;
 
 Result<void> VulkanDevice::ensure_staging() {
     if (staging_.memory) return {};
-    // Host-visible, preferably cached (the CPU reads it back after gets) and
-    // not device-local (that would be the BAR again).
-    int type = -1, score = -1;
-    for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount; ++i) {
-        auto fl = mem_props_.memoryTypes[i].propertyFlags;
-        if (!(fl & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) || !(fl & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) continue;
-        int sc = ((fl & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) ? 2 : 0) + ((fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) ? 0 : 1);
-        if (sc > score) score = sc, type = static_cast<int>(i);
-    }
-    if (type < 0) return make_error("no host-visible coherent memory type for the staging buffer");
-    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bci.size = kStagingBytes;
-    bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    VkResult r = vkCreateBuffer(device_, &bci, nullptr, &staging_.buffer);
-    if (r != VK_SUCCESS) return make_error(fmt::format("staging vkCreateBuffer: {}", vk_result_name(r)), r);
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(device_, staging_.buffer, &req);
-    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.allocationSize = req.size;
-    ai.memoryTypeIndex = static_cast<std::uint32_t>(type);
-    if ((r = vkAllocateMemory(device_, &ai, nullptr, &staging_.memory)) != VK_SUCCESS)
-        return make_error(fmt::format("staging vkAllocateMemory: {}", vk_result_name(r)), r);
-    vkBindBufferMemory(device_, staging_.buffer, staging_.memory, 0);
-    staging_.size = kStagingBytes;
-    staging_.type_index = static_cast<std::uint32_t>(type);
-    return finish_memory(staging_, true);
+    auto m = allocate_mapped(kStagingBytes, MappedUse::HostReads); // the CPU reads it back after gets
+    if (!m) return make_error(fmt::format("staging buffer: {}", m.error().message), m.error().vk_result);
+    staging_ = *m;
+    return {};
 }
 
 Result<void> VulkanDevice::submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off,

@@ -14,13 +14,11 @@
 #include <shmemx.h>
 #include <vkshmem/vulkan.h>
 
-#include "copy64_coherent_comp_spv.h"
 #include "copy64_comp_spv.h"
 #include "copy_comp_spv.h"
 #include "proxy_rtt_comp_spv.h"
 #include "put_comp_spv.h"
 #include "put_long_p_comp_spv.h"
-#include "put_nobudget_comp_spv.h"
 
 #include <chrono>
 #include <cstdio>
@@ -209,20 +207,12 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
 
         if (diag) {
-            // Where a shader put loses time: plain 8-byte copies, coherent
-            // ones (as the library declares its references), the put
-            // without loop-budget accounting, and one shmem_long_p per word.
+            // Where a shader put loses time: plain 8-byte copies (the
+            // library's unit), and one shmem_long_p per word (its per-call
+            // route and translation without its copy loop).
             const CopyPush c8{cp.dst, cp.src, static_cast<std::uint32_t>(bytes / 8), 0};
             auto* k = kernel(copy64_comp_spv, sizeof copy64_comp_spv, 24);
             row_gbps("  diag: compute copy, 8-byte units", bytes / time_dispatch(k, 1024, c8, reps) / 1e9, copy_gbps);
-            vkshmemx_kernel_destroy(k);
-            k = kernel(copy64_coherent_comp_spv, sizeof copy64_coherent_comp_spv, 24);
-            row_gbps("  diag: compute copy, 8-byte units, coherent", bytes / time_dispatch(k, 1024, c8, reps) / 1e9,
-                     copy_gbps);
-            vkshmemx_kernel_destroy(k);
-            k = kernel(put_nobudget_comp_spv, sizeof put_nobudget_comp_spv, 40);
-            row_gbps("  diag: putmem_wg, VKSHMEM_LOOP_BUDGET=0", bytes / time_dispatch(k, 1024, pp, reps) / 1e9,
-                     copy_gbps);
             vkshmemx_kernel_destroy(k);
             k = kernel(put_long_p_comp_spv, sizeof put_long_p_comp_spv, 40);
             row_gbps("  diag: shmem_long_p per 8 bytes", bytes / time_dispatch(k, 1024, pp, reps) / 1e9, copy_gbps);
