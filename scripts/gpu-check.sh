@@ -5,7 +5,9 @@
 #   scripts/gpu-check.sh run [SECTION...]
 #                               there (repository root, .gpu/ and .gl/ carried):
 #                               sections tests (the demo, the integration and
-#                               shader tests at 1-4 PEs), heat2d, perf (the
+#                               shader tests at 1-4 PEs), am (the same with
+#                               peers' device heaps through active messages,
+#                               at 2-3 PEs), heat2d, perf (the
 #                               shader and device-heap figures, with --diag
 #                               rows), hostperf (vkshmem-perf); default: all
 #
@@ -49,7 +51,19 @@ run)
         exit 1
     fi
     fails=0
-    sections=" ${*:-tests heat2d perf hostperf} "
+    # check PROGRAM LABEL NP [VAR=value...]: one run under a 150 s limit, its log's tail on failure.
+    check() {
+        local t=$1 label=$2 np=$3 log
+        shift 3
+        log=$out/$(basename "$t").${label// /_}.log
+        local start=$SECONDS
+        if env "$@" timeout 150 "$bin/oshrun" -np "$np" -x LD_LIBRARY_PATH "$t" >"$log" 2>&1; then
+            echo "PASS $(basename "$t") $label ($((SECONDS - start)) s)"
+        else
+            echo "FAIL $(basename "$t") $label ($((SECONDS - start)) s)"; tail -20 "$log"; fails=$((fails + 1))
+        fi
+    }
+    sections=" ${*:-tests am heat2d perf hostperf} "
     want() { [[ $sections == *" $1 "* ]]; }
     if want tests; then
         echo "== demo at 4 PEs"
@@ -57,20 +71,22 @@ run)
             grep -v "^  " || fails=$((fails + 1))
         for t in "$bin"/spmd_* "$bin"/shader_*; do
             [ -x "$t" ] || continue
-            routes=direct
-            case $(basename "$t") in shader_*) routes="direct proxy" ;; esac
-            for route in $routes; do
-                for np in 1 2 3 4; do
-                    log=$out/$(basename "$t").$route.np$np.log
-                    if VKSHMEM_FORCE_PROXY=$([ $route = proxy ] && echo 1 || echo 0) timeout 150 "$bin/oshrun" \
-                        -np "$np" -x LD_LIBRARY_PATH "$t" >"$log" 2>&1; then
-                        echo "PASS $(basename "$t") $route np=$np"
-                    else
-                        echo "FAIL $(basename "$t") $route np=$np"; tail -20 "$log"; fails=$((fails + 1))
-                    fi
-                done
+            for np in 1 2 3 4; do
+                check "$t" "direct np=$np" "$np"
+                case $(basename "$t") in shader_*) check "$t" "proxy np=$np" "$np" VKSHMEM_FORCE_PROXY=1 ;; esac
             done
         done
+    fi
+    if want am; then
+        echo "== peers' device heaps through active messages (VKSHMEM_SHARE_DEVICE_HEAPS=0: each PE's"
+        echo "   heap is private and BAR-mapped, as for PEs on different GPUs)"
+        for t in "$bin"/spmd_* "$bin"/shader_*; do
+            [ -x "$t" ] || continue
+            for np in 2 3; do check "$t" "active messages np=$np" "$np" VKSHMEM_SHARE_DEVICE_HEAPS=0; done
+        done
+        echo "== vkshmem-perf at 2 PEs (device heap, active messages)"
+        VKSHMEM_SHARE_DEVICE_HEAPS=0 timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-perf" \
+            --iters-scale 0.2 --device-heap || fails=$((fails + 1))
     fi
     if want heat2d; then
         echo "== heat2d at 4 PEs"
@@ -99,7 +115,7 @@ run)
     exit $((fails > 0))
     ;;
 *)
-    echo "usage: scripts/gpu-check.sh pack | run [tests] [heat2d] [perf] [hostperf]" >&2
+    echo "usage: scripts/gpu-check.sh pack | run [tests] [am] [heat2d] [perf] [hostperf]" >&2
     exit 2
     ;;
 esac

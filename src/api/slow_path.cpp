@@ -4,7 +4,9 @@
 
 #include "api/guard.hpp"
 #include "core/log.hpp"
+#include "proxy/am.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace vkshmem::api::detail {
@@ -25,9 +27,10 @@ const DeviceMemory* device_side(const Target& t, int pe) {
 }
 
 [[noreturn]] void unreachable(const Target& t, int pe, const char* call) {
-    fatal(call, "PE {}'s {} cannot be reached from PE {}: it is on another device (different deviceUUID) or "
-                "was not shared; run the PEs of a node on one GPU (VKSHMEM_DEVICE) or keep this object in the "
-                "host heap",
+    // Node-local peers always have a route (mapped, device copy or active
+    // message); what remains is another node.
+    fatal(call, "PE {}'s {} cannot be reached from PE {}: that PE runs on another node, and this version has no "
+                "network transport to reach it; run the job on one node",
           pe, space_name(t.space), g_state.my_pe);
 }
 } // namespace
@@ -75,7 +78,50 @@ const DeviceMemory* host_heap_side(const void* p, std::size_t n, std::size_t* of
 }
 } // namespace
 
+namespace {
+// Route Proxy (proxy/am.hpp). The owner reads a put's bytes from, and writes
+// a get's bytes to, this PE's host heap: straight from the caller's buffer
+// when it lies there, else through the staging area, a piece at a time.
+std::optional<std::uint64_t> own_host_heap(const void* p, std::size_t n) {
+    if (space_of(p) != kHostHeap) return std::nullopt;
+    const std::uint64_t off = reinterpret_cast<std::uintptr_t>(p) - g_state.space[kHostHeap].lo;
+    if (n > g_state.space[kHostHeap].size - off) return std::nullopt;
+    return off;
+}
+
+// `buf` is a put's source (to_peer) or a get's destination.
+void transfer_am(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call) {
+    am::Sender s;
+    std::size_t buf_off = 0;
+    const DeviceMemory* buf_mem = unmapped_local(buf, &buf_off);
+    if (!buf_mem)
+        if (auto off = own_host_heap(buf, n)) {
+            if (to_peer) s.put(pe, t.space, t.offset, *off, n);
+            else s.get(pe, t.space, t.offset, *off, n);
+            return;
+        }
+    VulkanDevice* dev = g_runtime->device();
+    for (std::size_t done = 0; done < n;) {
+        const std::size_t c = std::min(n - done, kAmStagingBytes);
+        char* local = static_cast<char*>(buf) + done;
+        Result<void> r;
+        if (to_peer) {
+            if (buf_mem) r = dev->read(s.staging(), *buf_mem, buf_off + done, c);
+            else std::memcpy(s.staging(), local, c);
+            if (r) s.put(pe, t.space, t.offset + done, s.staging_offset(), c);
+        } else {
+            s.get(pe, t.space, t.offset + done, s.staging_offset(), c);
+            if (buf_mem) r = dev->write(*buf_mem, buf_off + done, s.staging(), c);
+            else std::memcpy(local, s.staging(), c);
+        }
+        if (!r) fatal(call, "{}", r.error().message);
+        done += c;
+    }
+}
+} // namespace
+
 void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call) {
+    if (t.route == Route::Proxy) return transfer_am(true, t, const_cast<void*>(src), n, pe, call);
     VulkanDevice* dev = g_runtime ? g_runtime->device() : nullptr;
     std::size_t src_off = 0;
     if (const DeviceMemory* src_mem = unmapped_local(src, &src_off)) {
@@ -111,6 +157,7 @@ void put_slow(const Target& t, const void* src, std::size_t n, int pe, const cha
 }
 
 void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call) {
+    if (t.route == Route::Proxy) return transfer_am(false, t, dst, n, pe, call);
     VulkanDevice* dev = g_runtime ? g_runtime->device() : nullptr;
     std::size_t dst_off = 0;
     if (const DeviceMemory* dst_mem = unmapped_local(dst, &dst_off)) {
@@ -139,6 +186,12 @@ void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* cal
 
 std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,
                        int pe, const char* call) {
+    if (t.route == Route::Proxy) {
+        if (width != 4 && width != 8)
+            fatal(call, "a {}-byte atomic on another PE's device heap: only 4- and 8-byte atomics reach it", width);
+        am::Sender s;
+        return s.amo(pe, t.space, t.offset, static_cast<unsigned>(op), static_cast<unsigned>(width), operand, cond);
+    }
     // CPU atomics through a GPU's BAR are not atomic with respect to the
     // device or other PEs: the device executes the operation.
     const DeviceMemory* m = device_side(t, pe);

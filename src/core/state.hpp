@@ -16,6 +16,7 @@ enum class Route : std::uint8_t {
     None = 0,  // not reachable from this PE's CPU
     Direct,    // mapped, cached memory: memcpy, loads, stores and CPU atomics
     BarWrite,  // mapped device memory (resizable BAR): stores only; reads and AMOs use the device
+    Proxy,     // only the owner reaches it: active messages to its proxy (proxy/am.hpp)
 };
 
 struct SpaceView {

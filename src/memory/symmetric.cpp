@@ -16,7 +16,9 @@ namespace vkshmem {
 namespace {
 
 enum FdSlot { kFdHost = 0, kFdDevice = 1, kFdStatic = 2 };
-enum DeviceHeapKind : std::uint8_t { kDevNone = 0, kDevMemfd = 1, kDevVulkan = 2 };
+// kDevVulkan: exported (peers on the same device may import it); kDevPrivate:
+// device memory only its owner reaches.
+enum DeviceHeapKind : std::uint8_t { kDevNone = 0, kDevMemfd = 1, kDevVulkan = 2, kDevPrivate = 3 };
 
 // What every PE tells every other at init (one allgather).
 struct PeerInfo {
@@ -72,7 +74,7 @@ Result<std::unique_ptr<SymmetricMemory>> SymmetricMemory::create(const Config& c
     std::vector<DeviceId> ids(static_cast<std::size_t>(m->n_pes_), none);
     if (auto r = boot.allgather(&mine, sizeof mine, ids.data()); !r) return r.error();
     for (int p : boot.local_peers())
-        if (p != m->my_pe_ && dev && ids[static_cast<std::size_t>(p)].present &&
+        if (p != m->my_pe_ && dev && cfg.VKSHMEM_SHARE_DEVICE_HEAPS && ids[static_cast<std::size_t>(p)].present &&
             std::memcmp(ids[static_cast<std::size_t>(p)].uuid, mine.uuid, VK_UUID_SIZE) == 0)
             m->shares_device_ = true;
     if (auto r = m->create_local(cfg, boot); !r) return r.error();
@@ -184,7 +186,10 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
     me.magic = kMagic;
     me.pid = getpid();
     me.uid = getuid();
-    me.device_kind = device_exported_ ? kDevVulkan : device_memfd_.base() ? kDevMemfd : kDevNone;
+    me.device_kind = device_exported_     ? kDevVulkan
+                     : device_vk_.memory   ? kDevPrivate
+                     : device_memfd_.base() ? kDevMemfd
+                                            : kDevNone;
     if (dev_) std::memcpy(me.device_uuid, dev_->report().uuid, 16);
     me.device_type_index = device_vk_.type_index;
     me.host_size = host_.size();
@@ -297,16 +302,22 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
             else VKSHMEM_WARN("PE {}'s host heap is not reachable from this PE's shaders: {}", p, vk.error().message);
         }
 
+        // A device heap that cannot be mapped here is reached through its
+        // owner's proxy: another GPU's, one not exported, or any when sharing
+        // is switched off (VKSHMEM_SHARE_DEVICE_HEAPS=0).
+        if (pi.device_kind == kDevVulkan || pi.device_kind == kDevPrivate) route_[kDeviceHeap][up] = Route::Proxy;
         if (b.fds[kFdDevice] >= 0) {
             int fd = b.fds[kFdDevice];
             b.fds[kFdDevice] = -1;
-            if (pi.device_kind == kDevMemfd && me.device_kind == kDevMemfd) {
+            if (pi.device_kind == kDevMemfd) {
+                // A host-only PE's device heap is plain shared memory.
                 auto d = SharedSegment::map_peer(fd, pi.device_size);
                 if (!d) return make_error(fmt::format("PE {}'s device heap: {}", p, d.error().message));
                 peer_device_memfd_[up] = std::move(d.value());
                 peer_base_[kDeviceHeap][up] = peer_device_memfd_[up].base();
                 route_[kDeviceHeap][up] = Route::Direct;
-            } else if (pi.device_kind == kDevVulkan && dev_ && std::memcmp(pi.device_uuid, me.device_uuid, 16) == 0) {
+            } else if (pi.device_kind == kDevVulkan && dev_ && cfg.VKSHMEM_SHARE_DEVICE_HEAPS &&
+                       std::memcmp(pi.device_uuid, me.device_uuid, 16) == 0) {
                 auto d = dev_->import_fd(fd, pi.device_alloc_size, pi.device_type_index);
                 if (!d) return make_error(fmt::format("PE {}'s device heap: {}", p, d.error().message));
                 peer_device_vk_[up] = *d;
@@ -314,7 +325,6 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
                 if (route_[kDeviceHeap][up] != Route::None)
                     peer_base_[kDeviceHeap][up] = static_cast<char*>(d->mapped);
             } else {
-                // Another GPU (or none): its device heap cannot be mapped here.
                 ::close(fd);
             }
         }

@@ -7,6 +7,7 @@
 #include "core/result.hpp"
 #include "core/state.hpp"
 #include "memory/allocator.hpp"
+#include "memory/internal_area.hpp"
 #include "memory/shared_segment.hpp"
 #include "vulkan/device.hpp"
 
@@ -17,21 +18,6 @@
 namespace vkshmem {
 
 class Bootstrap;
-
-// Runtime-internal symmetric state at the start of every host heap, below
-// what shmem_malloc hands out (synchronization flags, one per cache line).
-struct alignas(64) InternalArea {
-    static constexpr int kBarrierRounds = 32;
-    struct alignas(64) Flag {
-        std::uint64_t value;
-    };
-    Flag barrier[kBarrierRounds];
-};
-constexpr std::size_t kInternalReserve = 64 * 1024;
-// The host heap's base is aligned to min(this, its size rounded up to a power
-// of two): the largest alignment shmem_align can honour.
-constexpr std::size_t kMaxHeapAlign = std::size_t(1) << 30;
-static_assert(sizeof(InternalArea) <= kInternalReserve);
 
 class SymmetricMemory {
 public:

@@ -100,8 +100,7 @@ void Proxy::dispatch_begin() {
     begin_ = std::chrono::steady_clock::now();
     served_at_begin_ = served_.load(std::memory_order_relaxed);
     active_.fetch_add(1, std::memory_order_acq_rel);
-    std::lock_guard lk(wake_mu_);
-    wake_.notify_one();
+    inbox_.wake();
 }
 
 bool Proxy::dispatch_end(int timeout_ms) {
@@ -137,11 +136,8 @@ bool Proxy::dispatch_end(int timeout_ms) {
 }
 
 Proxy::~Proxy() {
-    {
-        std::lock_guard lk(wake_mu_);
-        stop_.store(true, std::memory_order_release);
-    }
-    wake_.notify_one();
+    stop_.store(true, std::memory_order_release);
+    inbox_.wake();
     if (thread_.joinable()) thread_.join();
     descriptors_.reset();
     dev_.release(block_);
@@ -161,24 +157,26 @@ std::pair<std::uint32_t, std::uint32_t> Proxy::take_error() {
 }
 
 void Proxy::run() {
-    // Spin while a dispatch runs; otherwise sleep, waking for the next
-    // dispatch or every millisecond (for work submitted by the application
-    // itself), so an idle PE costs next to nothing (tests run 4 PEs on 2 cores).
+    // Spin while a dispatch runs or work came in lately; otherwise sleep until
+    // a peer's message, the next dispatch or a millisecond passes (for work
+    // submitted by the application itself), so an idle PE costs next to
+    // nothing (tests run 4 PEs on 2 cores).
+    inbox_.bind_thread();
+    constexpr auto kLinger = std::chrono::microseconds(200);
+    auto last = std::chrono::steady_clock::now();
     unsigned idle = 0;
     while (!stop_.load(std::memory_order_acquire)) {
-        if (serve_one()) {
+        const bool served = serve_one();
+        if (inbox_.serve() || served) {
             idle = 0;
             continue;
         }
-        ++idle;
-        if (active_.load(std::memory_order_acquire) > 0) {
+        if (idle++ == 0) last = std::chrono::steady_clock::now();
+        if (active_.load(std::memory_order_acquire) > 0 || std::chrono::steady_clock::now() - last < kLinger) {
             if (idle < 256) cpu_relax();
             else std::this_thread::yield();
         } else {
-            std::unique_lock lk(wake_mu_);
-            wake_.wait_for(lk, std::chrono::milliseconds(1), [this] {
-                return stop_.load(std::memory_order_acquire) || active_.load(std::memory_order_acquire) > 0;
-            });
+            inbox_.sleep(1);
         }
     }
 }

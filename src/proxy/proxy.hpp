@@ -1,18 +1,19 @@
 // The CPU proxy (DESIGN §6): one thread per PE that executes what this PE's
 // shaders cannot do themselves (targets their device cannot address), from
-// the ring in the device state block's allocation (shaders/vkshmem_abi.h).
+// the ring in the device state block's allocation (shaders/vkshmem_abi.h),
+// and the active messages of node-local peers for memory only this PE
+// reaches (proxy/am.hpp).
 #pragma once
 
 #include "core/config.hpp"
 #include "core/result.hpp"
+#include "proxy/am.hpp"
 #include "vulkan/device.hpp"
 #include "vulkan/kernel.hpp"
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 namespace vkshmem {
@@ -40,7 +41,7 @@ public:
     const ShaderDescriptors* descriptors() const { return descriptors_.get(); }
 
 private:
-    Proxy(VulkanDevice& dev, SymmetricMemory& mem) : dev_(dev), mem_(mem) {}
+    Proxy(VulkanDevice& dev, SymmetricMemory& mem) : dev_(dev), mem_(mem), inbox_(dev, mem) {}
     void run();
     bool serve_one();
     void execute(const void* request, char* payload);
@@ -68,8 +69,7 @@ private:
     std::chrono::steady_clock::time_point begin_{};
     std::atomic<std::int64_t> last_served_ns_{0}; // steady_clock, since its epoch
     std::uint64_t served_at_begin_ = 0;
-    std::mutex wake_mu_;
-    std::condition_variable wake_;
+    am::Inbox inbox_; // also where the idle thread sleeps (dispatch_begin wakes it)
     std::thread thread_;
     std::unique_ptr<ShaderDescriptors> descriptors_;
 };

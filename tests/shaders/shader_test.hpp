@@ -71,6 +71,12 @@ inline bool force_proxy() {
     return e && *e && std::strcmp(e, "0") != 0;
 }
 
+// VKSHMEM_SHARE_DEVICE_HEAPS=0: peers' device heaps are reached through their proxies only.
+inline bool device_heaps_unshared() {
+    const char* e = std::getenv("VKSHMEM_SHARE_DEVICE_HEAPS");
+    return e && std::strcmp(e, "0") == 0;
+}
+
 // One embedded test kernel (the <target>_kernels.hpp of each test program lists them).
 struct KernelSpv {
     const char* name;

@@ -1,0 +1,198 @@
+#include "proxy/am.hpp"
+
+#include "api/typed.hpp"
+#include "core/log.hpp"
+#include "core/wait.hpp"
+#include "memory/symmetric.hpp"
+#include "vulkan/device.hpp"
+
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <ctime>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace vkshmem::am {
+namespace {
+
+InternalArea* area(int pe) { return reinterpret_cast<InternalArea*>(g_state.space[kHostHeap].peer[pe]); }
+
+template <class T> std::atomic_ref<T> ref(T& v) { return std::atomic_ref<T>(v); }
+
+// The futex words live in memory several processes map, so the shared (not
+// the _PRIVATE) operations.
+void futex_wait(std::uint32_t* word, std::uint32_t seen, int ms) {
+    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+    syscall(SYS_futex, word, FUTEX_WAIT, seen, &ts, nullptr, 0);
+}
+void futex_wake(std::uint32_t* word) { syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0); }
+
+thread_local Inbox* tls_server = nullptr;
+std::mutex g_app_channel; // channel 0: the application's threads, one at a time
+std::uint32_t g_seq[kAmChannels];
+
+// Puts and gets at least this large between a device heap and the sender's
+// host heap run as one device copy rather than through the CPU.
+constexpr std::size_t kDeviceCopyMin = 64 * 1024;
+constexpr const char* kCall = "active message (proxy)";
+} // namespace
+
+Sender::Sender() : channel_(tls_server ? 1 : 0), serving_(tls_server) {
+    if (!serving_) lock_ = std::unique_lock(g_app_channel);
+}
+
+char* Sender::staging() const {
+    return g_state.space[kHostHeap].peer[g_state.my_pe] + staging_offset();
+}
+std::uint64_t Sender::staging_offset() const {
+    return kAmStagingAt + static_cast<std::uint64_t>(channel_) * kAmStagingBytes;
+}
+
+void Sender::send(int pe, AmSlot& m) {
+    AmChannel& reply = area(g_state.my_pe)->channel[channel_];
+    m.from = g_state.my_pe;
+    m.channel = static_cast<std::uint8_t>(channel_);
+    m.seq = ++g_seq[channel_];
+    // Serving our own inbox while we wait: a peer's proxy may be waiting on
+    // ours just as we wait on it.
+    auto serve_own = [this] {
+        if (serving_) serving_->serve();
+    };
+    AmInbox& in = area(pe)->inbox;
+    const std::uint64_t t = ref(in.tail).fetch_add(1, std::memory_order_relaxed);
+    AmSlot& slot = in.slots[t % kAmSlots];
+    const std::uint64_t free_state = t / kAmSlots * 2;
+    wait_for([&] {
+        if (ref(slot.state).load(std::memory_order_acquire) == free_state) return true;
+        serve_own();
+        return false;
+    });
+    std::memcpy(reinterpret_cast<char*>(&slot) + sizeof slot.state, reinterpret_cast<const char*>(&m) + sizeof m.state,
+                sizeof m - sizeof m.state);
+    ref(slot.state).store(free_state + 1, std::memory_order_release);
+    // Pairs with the sleeper's store of `sleeping` and recheck (Inbox::sleep).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (ref(in.sleeping).load(std::memory_order_relaxed)) {
+        ref(in.doorbell).fetch_add(1, std::memory_order_release);
+        futex_wake(&in.doorbell);
+    }
+    wait_for([&] {
+        if (ref(reply.done).load(std::memory_order_acquire) == m.seq) return true;
+        serve_own();
+        return false;
+    });
+}
+
+void Sender::transfer(AmOp op, int pe, int space, std::uint64_t offset, std::uint64_t local, std::size_t n) {
+    AmSlot m{};
+    m.op = static_cast<std::uint8_t>(op);
+    m.space = static_cast<std::uint8_t>(space);
+    m.offset = offset;
+    m.bytes = n;
+    m.local = local;
+    send(pe, m);
+}
+
+std::uint64_t Sender::amo(int pe, int space, std::uint64_t offset, unsigned op, unsigned width, std::uint64_t operand,
+                          std::uint64_t cond) {
+    AmSlot m{};
+    m.op = static_cast<std::uint8_t>(AmOp::Amo);
+    m.space = static_cast<std::uint8_t>(space);
+    m.offset = offset;
+    m.width = static_cast<std::uint8_t>(width);
+    m.amo_op = static_cast<std::uint8_t>(op);
+    m.operand = operand;
+    m.cond = cond;
+    send(pe, m);
+    return ref(area(g_state.my_pe)->channel[channel_].value).load(std::memory_order_relaxed);
+}
+
+void Inbox::bind_thread() { tls_server = this; }
+
+bool Inbox::serve() {
+    AmInbox& in = area(g_state.my_pe)->inbox;
+    bool any = false;
+    for (;;) {
+        AmSlot& slot = in.slots[next_ % kAmSlots];
+        const std::uint64_t round = next_ / kAmSlots;
+        if (ref(slot.state).load(std::memory_order_acquire) != round * 2 + 1) return any;
+        AmSlot m;
+        std::memcpy(&m, &slot, sizeof m);
+        ref(slot.state).store((round + 1) * 2, std::memory_order_release); // free for the next round
+        ++next_;
+        any = true;
+        const std::uint64_t value = execute(m);
+        AmChannel& reply = area(m.from)->channel[m.channel];
+        ref(reply.value).store(value, std::memory_order_relaxed);
+        ref(reply.done).store(m.seq, std::memory_order_release);
+        VKSHMEM_TRACE("active message from PE {}: op {}, space {}, offset {:#x}, {} bytes", m.from, m.op, m.space,
+                      m.offset, m.bytes);
+    }
+}
+
+std::uint64_t Inbox::execute(const AmSlot& m) {
+    // The sender checked its arguments; a message that is still out of bounds
+    // here is corrupt, not a user error to diagnose.
+    const auto op = static_cast<AmOp>(m.op);
+    const std::uint64_t len = op == AmOp::Amo ? m.width : m.bytes;
+    if (static_cast<unsigned>(m.from) >= static_cast<unsigned>(g_state.n_pes) || m.space >= kSpaceCount ||
+        m.channel >= kAmChannels || m.offset > g_state.space[m.space].size ||
+        len > g_state.space[m.space].size - m.offset || !g_state.space[kHostHeap].peer[m.from] ||
+        (op != AmOp::Amo && (m.local > g_state.space[kHostHeap].size ||
+                             m.bytes > g_state.space[kHostHeap].size - m.local)))
+        fatal(kCall, "malformed message from PE {} (op {}, space {}, offset {:#x}, {} bytes)", m.from, m.op, m.space,
+              m.offset, len);
+    auto* mine = reinterpret_cast<unsigned char*>(g_state.space[m.space].lo + m.offset);
+    auto* theirs = reinterpret_cast<unsigned char*>(g_state.space[kHostHeap].peer[m.from] + m.local);
+    const int me = g_state.my_pe;
+    switch (op) {
+    case AmOp::Put:
+        if (!device_copy(m)) api::put(mine, theirs, m.bytes, me, kCall);
+        return 0;
+    case AmOp::Get:
+        if (!device_copy(m)) api::get(theirs, mine, m.bytes, me, kCall);
+        return 0;
+    case AmOp::Amo: {
+        using api::detail::AmoOp;
+        const auto aop = static_cast<AmoOp>(m.amo_op);
+        if (m.width == 4)
+            return api::detail::amo(reinterpret_cast<std::uint32_t*>(mine), aop, static_cast<std::uint32_t>(m.operand),
+                                    static_cast<std::uint32_t>(m.cond), me, kCall);
+        if (m.width == 8)
+            return api::detail::amo(reinterpret_cast<std::uint64_t*>(mine), aop, m.operand, m.cond, me, kCall);
+        break;
+    }
+    }
+    fatal(kCall, "unknown message from PE {} (op {}, width {})", m.from, m.op, m.width);
+}
+
+bool Inbox::device_copy(const AmSlot& m) {
+    if (m.bytes < kDeviceCopyMin || g_state.space[m.space].route[g_state.my_pe] == Route::Direct) return false;
+    const DeviceMemory* target = mem_.device_memory(g_state.my_pe, static_cast<Space>(m.space));
+    const DeviceMemory* host = mem_.shader_memory(m.from, kHostHeap);
+    if (!target || !target->buffer || !host) return false;
+    auto r = static_cast<AmOp>(m.op) == AmOp::Put ? dev_.copy(*target, m.offset, *host, m.local, m.bytes)
+                                                  : dev_.copy(*host, m.local, *target, m.offset, m.bytes);
+    if (!r) fatal(kCall, "{}", r.error().message);
+    return true;
+}
+
+void Inbox::sleep(int ms) {
+    AmInbox& in = area(g_state.my_pe)->inbox;
+    const std::uint32_t bell = ref(in.doorbell).load(std::memory_order_acquire);
+    ref(in.sleeping).store(1, std::memory_order_seq_cst);
+    const bool pending =
+        ref(in.slots[next_ % kAmSlots].state).load(std::memory_order_seq_cst) == next_ / kAmSlots * 2 + 1;
+    if (!pending) futex_wait(&in.doorbell, bell, ms);
+    ref(in.sleeping).store(0, std::memory_order_relaxed);
+}
+
+void Inbox::wake() {
+    AmInbox& in = area(g_state.my_pe)->inbox;
+    ref(in.doorbell).fetch_add(1, std::memory_order_release);
+    if (ref(in.sleeping).load(std::memory_order_seq_cst)) futex_wake(&in.doorbell);
+}
+
+} // namespace vkshmem::am

@@ -1,0 +1,89 @@
+// Active messages (DESIGN §6): how a PE reaches memory of a node-local peer
+// that only the peer's own process can reach — a device heap on another GPU,
+// one that is not exported, or any peer's device heap when
+// VKSHMEM_SHARE_DEVICE_HEAPS=0 (route Proxy).
+//
+// The sender writes a message into the peer's inbox (in the peer's host heap,
+// which every node-local PE maps) and waits; the peer's proxy thread carries
+// it out on its own memory and writes the reply into the sender's host heap.
+// Data never passes through a socket: the receiver reads a put's bytes from,
+// and writes a get's bytes to, the sender's host heap — the caller's own
+// buffer when it lies there, otherwise the sender's staging area — with a
+// device copy where its device imports that heap. Every message is complete
+// when its send returns, so fence and quiet have nothing left to wait for.
+#pragma once
+
+#include "core/state.hpp"
+#include "memory/internal_area.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+namespace vkshmem {
+class SymmetricMemory;
+class VulkanDevice;
+} // namespace vkshmem
+
+namespace vkshmem::am {
+
+class Inbox;
+
+// One sender: holds a channel of this PE for its lifetime. The proxy thread
+// has its own channel (and serves its inbox while it waits, so two proxies
+// sending to each other cannot deadlock); the application's threads share the
+// other one, one at a time.
+class Sender {
+public:
+    Sender();
+    ~Sender() = default;
+    Sender(const Sender&) = delete;
+    Sender& operator=(const Sender&) = delete;
+
+    // kAmStagingBytes in this PE's host heap, and their offset there.
+    char* staging() const;
+    std::uint64_t staging_offset() const;
+
+    // Each returns once `pe` has carried it out. `local` is an offset in this
+    // PE's host heap (staging_offset() or the caller's own buffer).
+    void put(int pe, int space, std::uint64_t offset, std::uint64_t local, std::size_t n) {
+        transfer(AmOp::Put, pe, space, offset, local, n);
+    }
+    void get(int pe, int space, std::uint64_t offset, std::uint64_t local, std::size_t n) {
+        transfer(AmOp::Get, pe, space, offset, local, n);
+    }
+    std::uint64_t amo(int pe, int space, std::uint64_t offset, unsigned op, unsigned width, std::uint64_t operand,
+                      std::uint64_t cond);
+
+private:
+    void transfer(AmOp op, int pe, int space, std::uint64_t offset, std::uint64_t local, std::size_t n);
+    void send(int pe, AmSlot& m);
+    int channel_;
+    Inbox* serving_; // the calling thread's own inbox (proxy thread), else null
+    std::unique_lock<std::mutex> lock_;
+};
+
+// This PE's inbox; its proxy thread is the one reader.
+class Inbox {
+public:
+    Inbox(VulkanDevice& dev, SymmetricMemory& mem) : dev_(dev), mem_(mem) {}
+    // Carries out every message published so far; true if there was any.
+    bool serve();
+    // Sleeps up to `ms` or until a message or wake() arrives.
+    void sleep(int ms);
+    // Wakes the thread in sleep() (any thread; cheap when none sleeps).
+    void wake();
+    // Makes the calling thread this inbox's server (Sender uses its channel).
+    void bind_thread();
+
+private:
+    std::uint64_t execute(const AmSlot& m);
+    // A large put or get between a device heap of this PE and the sender's
+    // host heap as one device copy; false where there is none to make.
+    bool device_copy(const AmSlot& m);
+    VulkanDevice& dev_;
+    SymmetricMemory& mem_;
+    std::uint64_t next_ = 0; // the next ticket to serve
+};
+
+} // namespace vkshmem::am
