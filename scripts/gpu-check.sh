@@ -10,6 +10,8 @@
 #                               at 2-3 PEs), heat2d, perf (the
 #                               shader and device-heap figures, with --diag
 #                               rows), hostperf (vkshmem-perf); default: all
+#                               GPU_CHECK_PROGRAMS="spmd_rma shader_amo ..."
+#                               limits tests and am to those programs
 #
 # The GPU machine has Open MPI, PMIx and fmt but no Vulkan loader: .gl/ holds
 # Debian's libvulkan1 package, unpacked there before anything runs.
@@ -65,12 +67,19 @@ run)
     }
     sections=" ${*:-tests am heat2d perf hostperf} "
     want() { [[ $sections == *" $1 "* ]]; }
+    programs() {
+        local t
+        for t in "$bin"/spmd_* "$bin"/shader_*; do
+            [ -x "$t" ] || continue
+            [ -z "${GPU_CHECK_PROGRAMS:-}" ] || [[ " $GPU_CHECK_PROGRAMS " == *" $(basename "$t") "* ]] || continue
+            echo "$t"
+        done
+    }
     if want tests; then
         echo "== demo at 4 PEs"
         SHMEM_INFO=1 VKSHMEM_DEBUG=info timeout 120 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/ring" 2>&1 |
             grep -v "^  " || fails=$((fails + 1))
-        for t in "$bin"/spmd_* "$bin"/shader_*; do
-            [ -x "$t" ] || continue
+        for t in $(programs); do
             for np in 1 2 3 4; do
                 check "$t" "direct np=$np" "$np"
                 case $(basename "$t") in shader_*) check "$t" "proxy np=$np" "$np" VKSHMEM_FORCE_PROXY=1 ;; esac
@@ -80,8 +89,7 @@ run)
     if want am; then
         echo "== peers' device heaps through active messages (VKSHMEM_SHARE_DEVICE_HEAPS=0: each PE's"
         echo "   heap is private and BAR-mapped, as for PEs on different GPUs)"
-        for t in "$bin"/spmd_* "$bin"/shader_*; do
-            [ -x "$t" ] || continue
+        for t in $(programs); do
             for np in 2 3; do check "$t" "active messages np=$np" "$np" VKSHMEM_SHARE_DEVICE_HEAPS=0; done
         done
         echo "== vkshmem-perf at 2 PEs (device heap, active messages)"

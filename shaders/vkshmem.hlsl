@@ -14,8 +14,9 @@
  * Symmetric objects are named by the same uint64_t device addresses as in GLSL
  * (vkshmemx_device_address() on the host). HLSL through glslang has no buffer device addresses,
  * so the library reaches memory through the runtime's descriptor set (vkshmemx_descriptor_set(),
- * set VKSHMEM_HLSL_SET): binding 0 holds the device state block and the proxy ring, bindings
- * 1..VKSHMEM_HLSL_HEAPS segments of the heaps this device reaches (vkshmem_abi.h). Local buffers
+ * set VKSHMEM_HLSL_SET): binding 0 holds the device state block and the proxy ring, binding 1 what
+ * the proxy writes for shaders, bindings 2..VKSHMEM_HLSL_HEAPS segments of the heaps this device
+ * reaches (vkshmem_abi.h). Local buffers
  * of puts and gets must be symmetric objects of this PE. Heaps without a binding go through the
  * proxy. shaders/README.md documents every routine and how it differs from the GLSL library.
  *
@@ -231,6 +232,11 @@ static uint vkshmem_peers_off_ = 0u; /* byte offsets in binding 0 */
 static uint vkshmem_ring_off_ = 0u;
 static uint vkshmem_reqs_off_ = 0u;
 static uint vkshmem_payload_off_ = 0u;
+/* Offsets in binding 1 (vkshmem_abi.h) of the proxy's `completed` and answers: memory where a
+ * running shader sees host writes (on NVIDIA, a running shader's atomic loads never see host writes
+ * to host memory), or the state block's allocation again. */
+static uint vkshmem_done_off_ = 0u;
+static uint vkshmem_ans_off_ = 0u;
 static uint vkshmem_map_off_ = 0u;
 static uint vkshmem_shift_ = 31u; /* heap segments: 1 << shift bytes */
 static uint vkshmem_mask_ = 0x7fffffffu;
@@ -446,7 +452,16 @@ void vkshmem_init(uint local_index, uint wg_size) {
             vkshmem_pbytes_ = vkshmem_sld_(vkshmem_ring_off_ + 12u);
             vkshmem_reqs_off_ = (uint)(vkshmem_sld64_(vkshmem_ring_off_ + 16u) - self);
             vkshmem_payload_off_ = (uint)(vkshmem_sld64_(vkshmem_ring_off_ + 24u) - self);
-            if (((vkshmem_payload_off_ | vkshmem_pbytes_) & 15u) != 0u || vkshmem_pbytes_ == 0u ||
+            uint64_t done_at = vkshmem_sld64_(vkshmem_ring_off_ + 32u);
+            uint64_t answers = vkshmem_sld64_(vkshmem_ring_off_ + 40u);
+            if (done_at != 0u && answers != 0u) {
+                vkshmem_done_off_ = 0u;
+                vkshmem_ans_off_ = (uint)(answers - done_at);
+            } else {
+                vkshmem_done_off_ = vkshmem_ring_off_ + 4u;
+                vkshmem_ans_off_ = vkshmem_payload_off_;
+            }
+            if (((vkshmem_payload_off_ | vkshmem_ans_off_ | vkshmem_pbytes_) & 15u) != 0u || vkshmem_pbytes_ == 0u ||
                 vkshmem_slots_ == 0u || (vkshmem_slots_ & (vkshmem_slots_ - 1u)) != 0u)
                 vkshmem_slots_ = 0u;
         }
@@ -639,10 +654,27 @@ void vkshmem_run_copy_(vkshmem_plan_ p, uint bd, uint64_t dst, uint bs, uint64_t
     }
 }
 
-/* ---- The proxy ring (the protocol of vkshmem.glsl, on binding 0) ---------------------------- */
+/* ---- The proxy ring (the protocol of vkshmem.glsl: requests on binding 0, completion and answers
+ * on binding 1) ------------------------------------------------------------------------------ */
 uint vkshmem_slot_req_(uint ticket) { return vkshmem_reqs_off_ + (ticket & (vkshmem_slots_ - 1u)) * 64u; }
 uint vkshmem_slot_payload_(uint ticket) {
     return vkshmem_payload_off_ + (ticket & (vkshmem_slots_ - 1u)) * vkshmem_pbytes_;
+}
+
+/* Where the proxy answers ticket t (a get's bytes, an AMO's old value), and how far it is. */
+uint vkshmem_slot_answer_(uint ticket) {
+    return vkshmem_ans_off_ + (ticket & (vkshmem_slots_ - 1u)) * vkshmem_pbytes_;
+}
+/* Binding 1 by name rather than through the binding chain of vkshmem_atomic_: polls are inlined
+ * at every wait, and the chain made one kernel's driver compile 2.5x slower on lavapipe. */
+uint vkshmem_done_() {
+    uint r;
+    vkshmem_heap1_.InterlockedOr(vkshmem_done_off_, 0u, r);
+    return r;
+}
+uint64_t vkshmem_answer64_(uint ticket) {
+    uint2 v = vkshmem_heap1_.Load2(vkshmem_slot_answer_(ticket));
+    return vkshmem_join_(v.x, v.y);
 }
 
 bool vkshmem_slot_free_(uint t, uint c) {
@@ -654,7 +686,7 @@ bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
     h = 0u;
     if (WaveIsFirstLane()) h = vkshmem_sald_(vkshmem_ring_off_);
     h = WaveReadLaneFirst(h);
-    uint c = vkshmem_sald_(vkshmem_ring_off_ + 4u);
+    uint c = vkshmem_done_();
     uint t = h + offset;
     bool free = vkshmem_slot_free_(t, c);
     if (want > 1u && free) free = vkshmem_slot_free_(t + 1u, c);
@@ -731,14 +763,14 @@ bool vkshmem_wait_done_(uint ticket, uint id) {
     bool done = false;
     uint i;
     for (i = 0u; i < n; ++i) {
-        if (asint(vkshmem_sald_(vkshmem_ring_off_ + 4u) - ticket) > 0) {
+        if (asint(vkshmem_done_() - ticket) > 0) {
             done = true;
             break;
         }
         if (vkshmem_backoff_()) break;
     }
     vkshmem_charge_(i + 2u);
-    if (!done) done = asint(vkshmem_sald_(vkshmem_ring_off_ + 4u) - ticket) > 0;
+    if (!done) done = asint(vkshmem_done_() - ticket) > 0;
     if (!done) vkshmem_wait_failed_(VKSHMEM_ERR_PROXY_TIMEOUT, id, i);
     else vkshmem_fence_();
     return done;
@@ -758,7 +790,7 @@ uint64_t vkshmem_proxy_small_(uint op, int pe, uint bytes, uint64_t target, uint
     }
     ok = vkshmem_wait_done_(t, VKSHMEM_WAIT_ID_PROXY_REPLY);
     uint64_t v = 0u;
-    if (ok) v = vkshmem_sld64_(vkshmem_slot_payload_(t));
+    if (ok) v = vkshmem_answer64_(t);
     vkshmem_consume_(t);
     return v;
 }
@@ -882,10 +914,10 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
         for (uint j2 = 0u; j2 < sent; ++j2) {
             uint64_t off = proxy ? (k0 + j2 * step) * pb : 0u;
             uint64_t n = vkshmem_min64_(bytes - off, pb);
-            uint cb = put ? rb : lb, sbnd = put ? lb : (proxy ? 0u : rb);
+            uint cb = put ? rb : lb, sbnd = put ? lb : (proxy ? VKSHMEM_HLSL_ANSWERS_BINDING : rb);
             uint64_t cd = put ? ro : lo + off;
             uint64_t cs = put ? lo : ro;
-            if (!put && proxy) cs = vkshmem_u64_(vkshmem_slot_payload_(t0 + j2));
+            if (!put && proxy) cs = vkshmem_u64_(vkshmem_slot_answer_(t0 + j2));
             if (answered)
                 vkshmem_run_copy_(vkshmem_plan_copy_(cd, cs, n, copy_lanes), cb, cd, sbnd, cs, copy_lane, copy_lanes);
             if (proxy) vkshmem_consume_(t0 + j2);

@@ -64,8 +64,9 @@ uint64_t vkshmemx_device_state(void) VKSHMEM_NOEXCEPT;
 /* ---- The HLSL device library's descriptor set --------------------------------- */
 /* HLSL (through glslang) has no buffer device addresses, so vkshmem.hlsl
  * reaches memory through one descriptor set the runtime owns: binding 0 the
- * device state block's allocation, bindings 1..16 segments of the heaps this
- * device reaches (storage buffers, compute stage; vkshmem_abi.h). Kernels made
+ * device state block's allocation, binding 1 the proxy's answers, bindings
+ * 2..16 segments of the heaps this device reaches (storage buffers, compute
+ * stage; vkshmem_abi.h). Kernels made
  * by vkshmemx_kernel_create have it as set 0 and vkshmemx_dispatch binds it.
  * Applications with their own pipelines put this layout in their pipeline
  * layout at the set the shader was compiled for (VKSHMEM_HLSL_SET, default 0)

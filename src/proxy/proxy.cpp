@@ -60,19 +60,6 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
         peers[pe].host_base = mem.device_address(pe, kHostHeap);
         peers[pe].device_base = mem.device_address(pe, kDeviceHeap);
     }
-    // The HLSL library reaches this block and the heaps through descriptors.
-    std::vector<ShaderDescriptors::Heap> heaps(2 * static_cast<std::size_t>(n));
-    for (int pe = 0; pe < n; ++pe)
-        for (Space s : {kHostHeap, kDeviceHeap})
-            if (const DeviceMemory* m = mem.shader_memory(pe, s))
-                heaps[static_cast<std::size_t>(pe * 2 + (s == kHostHeap ? 0 : 1))] = {m->buffer, mem.heap_size(s)};
-    auto descriptors = ShaderDescriptors::create(dev, p->block_.buffer, L.total, heaps, g_state.my_pe);
-    if (!descriptors) return make_error(fmt::format("HLSL descriptor set: {}", descriptors.error().message));
-    p->descriptors_ = std::move(*descriptors);
-    st->self = a;
-    st->hlsl_seg_shift = p->descriptors_->seg_shift();
-    st->hlsl_map = static_cast<std::uint32_t>(L.hlsl_map);
-    std::memcpy(p->base_ + L.hlsl_map, p->descriptors_->map().data(), sizeof(std::uint32_t) * 2 * std::size_t(n));
     auto* ring = reinterpret_cast<vkshmem_ring_layout*>(p->base_ + L.ring);
     ring->slots = VKSHMEM_RING_SLOTS;
     ring->payload_bytes = VKSHMEM_RING_PAYLOAD_BYTES;
@@ -91,6 +78,20 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     } else {
         VKSHMEM_DEBUG("proxy: answers in host memory: {}", ans.error().message);
     }
+    // The HLSL library reaches this block and the heaps through descriptors.
+    std::vector<ShaderDescriptors::Heap> heaps(2 * static_cast<std::size_t>(n));
+    for (int pe = 0; pe < n; ++pe)
+        for (Space s : {kHostHeap, kDeviceHeap})
+            if (const DeviceMemory* m = mem.shader_memory(pe, s))
+                heaps[static_cast<std::size_t>(pe * 2 + (s == kHostHeap ? 0 : 1))] = {m->buffer, mem.heap_size(s)};
+    const ShaderDescriptors::Heap answers{p->ans_ ? p->answers_.buffer : VK_NULL_HANDLE, answers_bytes};
+    auto descriptors = ShaderDescriptors::create(dev, p->block_.buffer, L.total, answers, heaps, g_state.my_pe);
+    if (!descriptors) return make_error(fmt::format("HLSL descriptor set: {}", descriptors.error().message));
+    p->descriptors_ = std::move(*descriptors);
+    st->self = a;
+    st->hlsl_seg_shift = p->descriptors_->seg_shift();
+    st->hlsl_map = static_cast<std::uint32_t>(L.hlsl_map);
+    std::memcpy(p->base_ + L.hlsl_map, p->descriptors_->map().data(), sizeof(std::uint32_t) * 2 * std::size_t(n));
     std::atomic_thread_fence(std::memory_order_release);
     p->thread_ = std::thread([raw = p.get()] { raw->run(); });
     return p;

@@ -12,7 +12,7 @@
 namespace vkshmem {
 
 Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevice& dev, VkBuffer state,
-                                                                     std::size_t state_bytes,
+                                                                     std::size_t state_bytes, Heap answers,
                                                                      const std::vector<Heap>& heaps, int my_pe) {
     std::unique_ptr<ShaderDescriptors> s(new ShaderDescriptors(dev));
     VkDevice d = dev.device();
@@ -26,7 +26,8 @@ Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevic
     // Segments: the largest power of two a descriptor may span, but no larger
     // than the largest heap needs. Their starts are multiples of it, so also
     // of minStorageBufferOffsetAlignment (a power of two far below it).
-    std::size_t largest = 1;
+    // (Binding 1, the answers or the state block again, lies in one segment too.)
+    std::size_t largest = std::max(answers.size, state_bytes);
     for (const Heap& h : heaps) largest = std::max(largest, h.size);
     const std::size_t seg = std::min<std::size_t>(std::bit_floor(std::uint64_t{props.limits.maxStorageBufferRange}),
                                                   std::bit_ceil(largest));
@@ -40,7 +41,7 @@ Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevic
     std::vector<VkDescriptorBufferInfo> infos(kBindings, VkDescriptorBufferInfo{state, 0, state_bytes});
     s->map_.assign(heaps.size(), VKSHMEM_HLSL_NO_SLOT);
     const int n = static_cast<int>(heaps.size() / 2);
-    std::uint32_t next = 1;
+    std::uint32_t next = VKSHMEM_HLSL_ANSWERS_BINDING + 1;
     for (int k = 0; k < n; ++k) {
         const int pe = (my_pe + k) % n;
         for (int space = 0; space < 2; ++space) {
@@ -57,6 +58,7 @@ Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevic
         }
     }
     s->used_ = next - 1;
+    if (answers.buffer) infos[VKSHMEM_HLSL_ANSWERS_BINDING] = {answers.buffer, 0, answers.size};
 
     std::vector<VkDescriptorSetLayoutBinding> bindings(kBindings);
     for (std::uint32_t b = 0; b < kBindings; ++b)
