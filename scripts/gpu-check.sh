@@ -11,7 +11,8 @@
 #                               shader and device-heap figures, with --diag
 #                               rows), hostperf (vkshmem-perf); default: all
 #                               GPU_CHECK_PROGRAMS="spmd_rma shader_amo ..."
-#                               limits tests and am to those programs
+#                               limits tests and am to those programs,
+#                               GPU_CHECK_PES="1 2" tests to those PE counts
 #
 # The GPU machine has Open MPI, PMIx and fmt but no Vulkan loader: .gl/ holds
 # Debian's libvulkan1 package, unpacked there before anything runs.
@@ -80,7 +81,7 @@ run)
         SHMEM_INFO=1 VKSHMEM_DEBUG=info timeout 120 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/ring" 2>&1 |
             grep -v "^  " || fails=$((fails + 1))
         for t in $(programs); do
-            for np in 1 2 3 4; do
+            for np in ${GPU_CHECK_PES:-1 2 3 4}; do
                 check "$t" "direct np=$np" "$np"
                 case $(basename "$t") in shader_*) check "$t" "proxy np=$np" "$np" VKSHMEM_FORCE_PROXY=1 ;; esac
             done

@@ -173,7 +173,12 @@ void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* cal
         std::memcpy(dst, t.ptr, n);
         return;
     }
-    // The CPU never reads a BAR: even a one-element get goes through a copy.
+    if (t.route == Route::BarWrite && n <= g_state.bar_get_max) {
+        // Reads through the BAR are uncached (each load a PCIe round trip),
+        // but a few of them still cost less than a copy submission.
+        std::memcpy(dst, t.ptr, n);
+        return;
+    }
     const DeviceMemory* m = device_side(t, pe);
     if (!m) unreachable(t, pe, call);
     std::size_t host_off = 0;

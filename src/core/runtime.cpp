@@ -99,6 +99,7 @@ Result<void> Runtime::start(int requested) {
     g_state.n_pes = boot_->size();
     g_state.checks = cfg_.VKSHMEM_ERROR_CHECKS;
     g_state.bar_put_max = cfg_.VKSHMEM_BAR_PUT_MAX;
+    g_state.bar_get_max = cfg_.VKSHMEM_BAR_GET_MAX;
     g_state.spin_before_yield = cfg_.VKSHMEM_SPIN_BEFORE_YIELD;
 
     if (boot_->rank() == 0)

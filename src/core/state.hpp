@@ -32,6 +32,7 @@ struct FastState {
     bool initialized = false;
     bool checks = false;            // VKSHMEM_ERROR_CHECKS
     std::size_t bar_put_max = 0;    // VKSHMEM_BAR_PUT_MAX
+    std::size_t bar_get_max = 0;    // VKSHMEM_BAR_GET_MAX
     std::int64_t spin_before_yield = 2000;
     // Some space of this PE has no CPU mapping (a GPU's shared device heap):
     // local source and destination buffers must then be checked too.

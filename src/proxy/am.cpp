@@ -170,14 +170,14 @@ std::uint64_t Inbox::execute(const AmSlot& m) {
 }
 
 bool Inbox::device_copy(const AmSlot& m) {
-    // What the CPU cannot read (a BAR, or memory it does not map) moves by
-    // device copy, straight to or from the sender's host heap; puts into a
-    // BAR up to VKSHMEM_BAR_PUT_MAX stay CPU stores, which cost less than a
-    // copy submission (~50 µs on an H100).
+    // What the CPU cannot map, or should not touch through a BAR, moves by
+    // device copy, straight to or from the sender's host heap; BAR accesses
+    // up to VKSHMEM_BAR_PUT_MAX / VKSHMEM_BAR_GET_MAX stay CPU stores and
+    // loads, which cost less than a copy submission (~50 µs on an H100).
     const Route route = g_state.space[m.space].route[g_state.my_pe];
     if (route == Route::Direct) return false;
-    if (route == Route::BarWrite && static_cast<AmOp>(m.op) == AmOp::Put && m.bytes <= g_state.bar_put_max)
-        return false;
+    const bool put = static_cast<AmOp>(m.op) == AmOp::Put;
+    if (route == Route::BarWrite && m.bytes <= (put ? g_state.bar_put_max : g_state.bar_get_max)) return false;
     const DeviceMemory* target = mem_.device_memory(g_state.my_pe, static_cast<Space>(m.space));
     const DeviceMemory* host = mem_.shader_memory(m.from, kHostHeap);
     if (!target || !target->buffer || !host) return false;

@@ -371,7 +371,19 @@ private:
 
 CATCH_REGISTER_LISTENER(PeFailureListener)
 
+// SPMD_HOST_ONLY_PES="0 2": those launcher ranks run without a Vulkan device (VKSHMEM_DEVICE=none)
+// beside PEs that have one, so their device heaps are host memory and they reach the others'
+// device heaps only through those PEs' proxies.
+static void apply_host_only_pes() {
+    const char* list = std::getenv("SPMD_HOST_ONLY_PES");
+    const char* rank = std::getenv("PMIX_RANK");
+    if (!list || !rank) return;
+    const std::string padded = " " + std::string(list) + " ";
+    if (padded.find(" " + std::string(rank) + " ") != std::string::npos) setenv("VKSHMEM_DEVICE", "none", 1);
+}
+
 int main(int argc, char** argv) {
+    apply_host_only_pes();
     spmd::InitConfig& cfg = spmd::init_config();
     if (cfg.requested_thread_level >= 0) {
         cfg.init_thread_ret = shmem_init_thread(cfg.requested_thread_level, &cfg.provided);
