@@ -47,12 +47,8 @@ extern "C" {
 #define SHMEM_THREAD_MULTIPLE 3
 
 /* ---- Comparison operators for wait_until and test --------------------------- */
-#define SHMEM_CMP_EQ 0
-#define SHMEM_CMP_NE 1
-#define SHMEM_CMP_GT 2
-#define SHMEM_CMP_GE 3
-#define SHMEM_CMP_LT 4
-#define SHMEM_CMP_LE 5
+/* SHMEM_CMP_EQ, _NE, _GT, _GE, _LT, _LE are defined in vkshmem/shmem_typed.h
+ * (generated: the device libraries share their values). */
 #define _SHMEM_CMP_EQ SHMEM_CMP_EQ
 #define _SHMEM_CMP_NE SHMEM_CMP_NE
 #define _SHMEM_CMP_GT SHMEM_CMP_GT

@@ -37,19 +37,8 @@
 
 #include "vkshmem_abi.h"
 
-/* ---- Constants (values as in the host's shmem.h) ------------------------------------------ */
-#ifndef SHMEM_CMP_EQ
-#define SHMEM_CMP_EQ 0
-#define SHMEM_CMP_NE 1
-#define SHMEM_CMP_GT 2
-#define SHMEM_CMP_GE 3
-#define SHMEM_CMP_LT 4
-#define SHMEM_CMP_LE 5
-#endif
-#ifndef SHMEM_SIGNAL_SET
-#define SHMEM_SIGNAL_SET 0 /* = VKSHMEM_SIGNAL_SET */
-#define SHMEM_SIGNAL_ADD 1 /* = VKSHMEM_SIGNAL_ADD */
-#endif
+/* ---- Constants (the values of the host's shmem.h; generated from tools/gen/types.py) -------- */
+#include "vkshmem_constants.h"
 
 /* Which wait gave up: the error_info of VKSHMEM_ERR_WAIT_TIMEOUT / VKSHMEM_ERR_PROXY_TIMEOUT.
  * VKSHMEM_WAIT_BUDGET_BIT is added when the loop budget (not wait_polls) ended the wait. */

@@ -33,19 +33,8 @@
 
 #include "vkshmem_abi.h"
 
-/* ---- Constants (values as in the host's shmem.h) ------------------------------------------ */
-#ifndef SHMEM_CMP_EQ
-#define SHMEM_CMP_EQ 0
-#define SHMEM_CMP_NE 1
-#define SHMEM_CMP_GT 2
-#define SHMEM_CMP_GE 3
-#define SHMEM_CMP_LT 4
-#define SHMEM_CMP_LE 5
-#endif
-#ifndef SHMEM_SIGNAL_SET
-#define SHMEM_SIGNAL_SET 0
-#define SHMEM_SIGNAL_ADD 1
-#endif
+/* ---- Constants (the values of the host's shmem.h; generated from tools/gen/types.py) -------- */
+#include "vkshmem_constants.h"
 
 #define VKSHMEM_WAIT_ID_WAIT_UNTIL 1u
 #define VKSHMEM_WAIT_ID_SIGNAL_WAIT_UNTIL 2u

@@ -18,6 +18,14 @@
 #endif
 #endif
 
+/* ---- Constants (the device libraries have the same: vkshmem_constants.h) -- */
+#define SHMEM_CMP_EQ 0
+#define SHMEM_CMP_NE 1
+#define SHMEM_CMP_GT 2
+#define SHMEM_CMP_GE 3
+#define SHMEM_CMP_LT 4
+#define SHMEM_CMP_LE 5
+
 /* ==== Remote memory access, typed =========================================== */
 
 /* shmem_TYPENAME_put */

@@ -8,6 +8,7 @@ Reads tools/gen/types.py and writes, relative to the repository root (or to
   src/api/generated/sources.cmake      VKSHMEM_GENERATED_SOURCES
   shaders/generated/vkshmem_typed.glsl typed/sized GLSL routines over shaders/vkshmem.glsl
   shaders/generated/vkshmem_typed.hlsl typed/sized HLSL routines over shaders/vkshmem.hlsl
+  shaders/generated/vkshmem_constants.h the constants shaders share with shmem.h
 
 Output is deterministic; files whose content is unchanged are not rewritten.
 """
@@ -190,7 +191,10 @@ def render_header(tables, expanded):
         f"#define {NOEXCEPT}",
         "#endif",
         "#endif",
+        "",
+        "/* ---- Constants (the device libraries have the same: vkshmem_constants.h) -- */",
     ]
+    out += [f"#define {name} {value}" for name, value, host in tables.CONSTANTS if host]
     last_fam = None
     for fam, op, routines in expanded:
         if fam is not last_fam:
@@ -306,6 +310,24 @@ def glsl_routines(tables, families=None, shader_types=None):
     return out, total
 
 
+def render_constants(tables):
+    out = [
+        f"/* {MARKER}. */",
+        "/*",
+        " * vkshmem_constants.h: the OpenSHMEM constants of the device libraries, with the values",
+        " * of the host's <shmem.h>. Valid C, GLSL and HLSL; included by vkshmem.glsl and",
+        " * vkshmem.hlsl.",
+        " */",
+        "#ifndef VKSHMEM_CONSTANTS_H",
+        "#define VKSHMEM_CONSTANTS_H",
+        "",
+    ]
+    for name, value, _ in tables.CONSTANTS:
+        out += [f"#ifndef {name}", f"#define {name} {value}", "#endif"]
+    out += ["", "#endif /* VKSHMEM_CONSTANTS_H */"]
+    return "\n".join(out) + "\n"
+
+
 def render_glsl(tables):
     groups, total = glsl_routines(tables)
     out = [
@@ -369,6 +391,7 @@ def generate(tables):
     outputs[tables.SOURCES_CMAKE] = render_sources(list(by_file))
     outputs[tables.GLSL_HEADER], glsl_total = render_glsl(tables)
     outputs[tables.HLSL_HEADER], hlsl_total = render_hlsl(tables)
+    outputs[tables.CONSTANTS_HEADER] = render_constants(tables)
     counts = {}
     for fam, _, routines in expanded:
         counts[fam["id"]] = counts.get(fam["id"], 0) + len(routines)

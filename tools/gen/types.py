@@ -240,6 +240,22 @@ FAMILIES = [
     ]),
 ]
 
+# Constants that host programs and shaders name alike: (name, value, in shmem.h).
+# shmem.h gets those marked True (through HEADER); the device libraries get all
+# of them (CONSTANTS_HEADER). The signal operators reach shmem.h with the host's
+# signal routines.
+CONSTANTS = [
+    ("SHMEM_CMP_EQ", 0, True),
+    ("SHMEM_CMP_NE", 1, True),
+    ("SHMEM_CMP_GT", 2, True),
+    ("SHMEM_CMP_GE", 3, True),
+    ("SHMEM_CMP_LT", 4, True),
+    ("SHMEM_CMP_LE", 5, True),
+    ("SHMEM_SIGNAL_SET", 0, False),
+    ("SHMEM_SIGNAL_ADD", 1, False),
+]
+CONSTANTS_HEADER = "shaders/generated/vkshmem_constants.h"
+
 # The C header that receives every prototype and generic macro.
 HEADER = "include/vkshmem/shmem_typed.h"
 # The CMake fragment that lists the generated C++ files.
