@@ -36,6 +36,7 @@
 #extension GL_KHR_shader_subgroup_vote : require
 
 #include "vkshmem_abi.h"
+#include "vkshmem_mailbox.glsl"
 
 /* ---- Constants (the values of the host's shmem.h; generated from tools/gen/types.py) -------- */
 #include "vkshmem_constants.h"
@@ -133,6 +134,7 @@ uint vkshmem_flags_, vkshmem_polls_;
 uint vkshmem_slots_, vkshmem_pbytes_;
 uint64_t vkshmem_reqs_, vkshmem_payload_, vkshmem_ring_addr_;
 uint64_t vkshmem_done_addr_, vkshmem_answers_; /* where the proxy's completed and answers are read */
+uint64_t vkshmem_mailbox_ = 0; /* the device's AMO mailbox (vkshmem_mailbox.glsl); 0: none */
 float vkshmem_spin_, vkshmem_spin_q_, vkshmem_spin_stop_; /* the back-off chain (vkshmem_backoff_) */
 bool vkshmem_pending_ = false; /* this invocation has proxy tickets that may not be complete */
 uint vkshmem_last_ticket_ = 0u;
@@ -241,10 +243,13 @@ uint vkshmem_wait_iters_() {
 }
 
 /* The back-off between polls. The chain stays positive and the stop value is negative, so this
- * never returns true; the compiler cannot know, so it keeps the divisions. */
+ * never returns true; the compiler cannot know, so it keeps the divisions. On GPUs a waiting
+ * invocation also carries out an atomic the host posted for this device (vkshmem_mailbox.glsl):
+ * the host's own dispatch of it would wait for this kernel. */
 bool vkshmem_backoff_() {
     float f = vkshmem_spin_, q = vkshmem_spin_q_;
     if (vkshmem_fences_) {
+        if (vkshmem_mailbox_ != uint64_t(0)) vkshmem_mailbox_serve_(vkshmem_mailbox_);
         VKSHMEM_DIVS_(VKSHMEM_POLL_DELAY)
     } else {
         VKSHMEM_DIVS_(VKSHMEM_POLL_DELAY_NOFENCE)
@@ -293,6 +298,7 @@ void vkshmem_init(uint64_t state) {
                                                                                   : vkshmem_ring_addr_ + uint64_t(4);
                 vkshmem_answers_ =
                     vkshmem_ring_.r.answers != uint64_t(0) ? vkshmem_ring_.r.answers : vkshmem_payload_;
+                vkshmem_mailbox_ = vkshmem_ring_.r.mailbox;
                 /* The copies into and out of payload slots assume 16-byte aligned slots, and
                  * tickets map to slots by masking: anything else leaves the proxy route unusable
                  * (reported as VKSHMEM_ERR_PROXY_TIMEOUT with detail 0). */

@@ -150,7 +150,8 @@ VKSHMEM_ABI_STRUCT(vkshmem_peer_layout) {
  *   offset 0: head, completed, slots, payload_bytes
  *   offset 16: requests (vkshmem_request[slots]), payload (slots * payload_bytes)
  *   offset 32: completed_at (a u32), answers (slots * payload_bytes)
- * 48 bytes.
+ *   offset 48: mailbox (vkshmem_mailbox_layout: device atomics the host asks for; 0: none)
+ * 56 bytes.
  */
 VKSHMEM_ABI_STRUCT(vkshmem_ring_layout) {
     u32 head;
@@ -161,6 +162,28 @@ VKSHMEM_ABI_STRUCT(vkshmem_ring_layout) {
     u64 payload;
     u64 completed_at;
     u64 answers;
+    u64 mailbox;
+};
+
+/*
+ * The device's AMO mailbox (vkshmem_mailbox.glsl), in memory where running
+ * kernels see host writes at once. The host (one atomic at a time) writes
+ * op_width (amo_op | width << 8), target (device address), operand and cond,
+ * then posted = its sequence number. The first of the sweeper kernel and the
+ * waiting library kernels to move taken from posted - 1 to posted carries it
+ * out and writes result, then done = posted.
+ *   0: posted, taken, done, op_width   16: target, operand, cond, result
+ * 48 bytes.
+ */
+VKSHMEM_ABI_STRUCT(vkshmem_mailbox_layout) {
+    u32 posted;
+    u32 taken;
+    u32 done;
+    u32 op_width;
+    u64 target;
+    u64 operand;
+    u64 cond;
+    u64 result;
 };
 
 /*
@@ -192,7 +215,8 @@ VKSHMEM_ABI_STRUCT(vkshmem_request_layout) {
 #ifdef __cplusplus
 static_assert(sizeof(vkshmem_state_layout) == 96);
 static_assert(sizeof(vkshmem_peer_layout) == 16);
-static_assert(sizeof(vkshmem_ring_layout) == 48);
+static_assert(sizeof(vkshmem_ring_layout) == 56);
+static_assert(sizeof(vkshmem_mailbox_layout) == 48);
 static_assert(sizeof(vkshmem_request_layout) == 64);
 } /* namespace vkshmem::abi */
 #else

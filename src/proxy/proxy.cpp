@@ -65,6 +65,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     ring->payload_bytes = VKSHMEM_RING_PAYLOAD_BYTES;
     ring->requests = a + L.requests;
     ring->payload = a + L.payload;
+    ring->mailbox = dev.amo_mailbox();
     // completed and the answers again where a running shader sees host
     // writes at once (vkshmem_ring_layout); without such memory, shaders read
     // them above.

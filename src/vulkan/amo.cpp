@@ -1,21 +1,32 @@
 // Host-initiated atomics on device memory that the CPU may not touch
-// atomically (a GPU's BAR): a one-invocation compute dispatch does the
-// operation on the device and returns the old value.
+// atomically (a GPU's BAR). The host posts the atomic in the device's mailbox
+// and submits the sweeper kernel (kernels/amo.comp); a kernel of the device
+// library that is waiting while it runs takes it first, so a kernel that waits
+// for an atomic the proxy makes for it does not wait for itself
+// (shaders/vkshmem_mailbox.glsl).
 #include "vulkan/device.hpp"
 
 #include "amo_comp_spv.h"
+#include "core/log.hpp"
+#include "vkshmem_abi.h"
 
+#include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <fmt/format.h>
+#include <thread>
 
 namespace vkshmem {
 namespace {
 // Must match the push constant block of kernels/amo.comp.
 struct AmoPush {
-    std::uint64_t target, result, operand, cond;
-    std::uint32_t op, width;
+    std::uint64_t mailbox;
 };
-static_assert(sizeof(AmoPush) == 40);
+static_assert(sizeof(AmoPush) == 8);
+
+template <class T> std::atomic_ref<T> word(void* mailbox, std::size_t off) {
+    return std::atomic_ref<T>(*reinterpret_cast<T*>(static_cast<char*>(mailbox) + off));
+}
 } // namespace
 
 Result<void> VulkanDevice::ensure_amo_pipeline() {
@@ -41,56 +52,84 @@ Result<void> VulkanDevice::ensure_amo_pipeline() {
     if ((r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cp, nullptr, &amo_pipeline_)) != VK_SUCCESS)
         return make_error(fmt::format("vkCreateComputePipelines(amo): {}", vk_result_name(r)), r);
 
-    // A small host-visible buffer with a device address for the old value.
-    int type = -1;
-    for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount && type < 0; ++i) {
-        auto fl = mem_props_.memoryTypes[i].propertyFlags;
-        if ((fl & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) && (fl & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) &&
-            !(fl & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
-            type = static_cast<int>(i);
-    }
-    for (std::uint32_t i = 0; i < mem_props_.memoryTypeCount && type < 0; ++i)
-        if (mem_props_.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) type = static_cast<int>(i);
-    if (type < 0) return make_error("no host-visible memory type for atomic results");
-    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bci.size = 64;
-    bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
-    if ((r = vkCreateBuffer(device_, &bci, nullptr, &amo_result_.buffer)) != VK_SUCCESS)
-        return make_error(fmt::format("vkCreateBuffer(amo result): {}", vk_result_name(r)), r);
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(device_, amo_result_.buffer, &req);
-    VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
-    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
-    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.pNext = &flags;
-    ai.allocationSize = req.size;
-    ai.memoryTypeIndex = static_cast<std::uint32_t>(type);
-    if ((r = vkAllocateMemory(device_, &ai, nullptr, &amo_result_.memory)) != VK_SUCCESS)
-        return make_error(fmt::format("vkAllocateMemory(amo result): {}", vk_result_name(r)), r);
-    vkBindBufferMemory(device_, amo_result_.buffer, amo_result_.memory, 0);
-    VkBufferDeviceAddressInfo bai{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
-    bai.buffer = amo_result_.buffer;
-    amo_result_.address = vkGetBufferDeviceAddress(device_, &bai);
-    amo_result_.size = 64;
-    amo_result_.type_index = static_cast<std::uint32_t>(type);
-    return finish_memory(amo_result_, true);
-}
-
-Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, unsigned op, unsigned width, std::uint64_t operand,
-                                           std::uint64_t cond) {
-    std::lock_guard lk(copy_mu_);
-    if (auto r = ensure_amo_pipeline(); !r) return r.error();
-    AmoPush push{address, amo_result_.address, operand, cond, op, width};
+    // The mailbox, where running kernels see host writes at once (the BAR on
+    // a GPU); the sweeper's command buffer, recorded once and resubmitted.
+    auto mb = allocate_mapped(sizeof(abi::vkshmem_mailbox_layout), MappedUse::ShaderReads);
+    if (!mb) return make_error(fmt::format("AMO mailbox: {}", mb.error().message));
+    amo_mailbox_ = *mb;
+    std::memset(amo_mailbox_.mapped, 0, sizeof(abi::vkshmem_mailbox_layout));
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const AmoPush push{amo_mailbox_.address};
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     vkBeginCommandBuffer(amo_.cmd, &bi);
     vkCmdBindPipeline(amo_.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, amo_pipeline_);
     vkCmdPushConstants(amo_.cmd, amo_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
     vkCmdDispatch(amo_.cmd, 1, 1, 1);
-    if (auto r = submit_and_wait(amo_, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT); !r)
-        return make_error(fmt::format("device atomic: {}", r.error().message), r.error().vk_result);
-    std::uint64_t old = 0;
-    std::memcpy(&old, amo_result_.mapped, width);
+    VkMemoryBarrier bar{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    bar.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    bar.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(amo_.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &bar, 0,
+                         nullptr, 0, nullptr);
+    if ((r = vkEndCommandBuffer(amo_.cmd)) != VK_SUCCESS)
+        return make_error(fmt::format("recording the AMO sweeper: {}", vk_result_name(r)), r);
+    return {};
+}
+
+std::uint64_t VulkanDevice::amo_mailbox() {
+    std::lock_guard lk(copy_mu_);
+    if (auto r = ensure_amo_pipeline(); !r) {
+        VKSHMEM_DEBUG("device: no AMO mailbox: {}", r.error().message);
+        return 0;
+    }
+    return amo_mailbox_.address;
+}
+
+Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, unsigned op, unsigned width, std::uint64_t operand,
+                                           std::uint64_t cond) {
+    using M = abi::vkshmem_mailbox_layout;
+    std::lock_guard lk(copy_mu_);
+    if (auto r = ensure_amo_pipeline(); !r) return r.error();
+    void* mb = amo_mailbox_.mapped;
+    const std::uint32_t seq = ++amo_seq_;
+    word<std::uint64_t>(mb, offsetof(M, target)).store(address, std::memory_order_relaxed);
+    word<std::uint64_t>(mb, offsetof(M, operand)).store(operand, std::memory_order_relaxed);
+    word<std::uint64_t>(mb, offsetof(M, cond)).store(cond, std::memory_order_relaxed);
+    word<std::uint32_t>(mb, offsetof(M, op_width)).store(op | width << 8, std::memory_order_relaxed);
+    // The fields before `posted`, and all of it out of the write-combining
+    // buffers now: a release store orders neither.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    word<std::uint32_t>(mb, offsetof(M, posted)).store(seq, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    auto done = [&] { return word<std::uint32_t>(mb, offsetof(M, done)).load(std::memory_order_acquire) == seq; };
+    auto taken = [&] { return word<std::uint32_t>(mb, offsetof(M, taken)).load(std::memory_order_acquire) == seq; };
+    // A sweeper still queued from an earlier atomic (behind a running kernel
+    // that served that one) serves this one when it runs; one that ran
+    // before this was posted did not, and another is submitted.
+    bool sweep = true;
+    while (!done()) {
+        if (sweep && !sweeper_pending_) {
+            VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+            si.commandBufferCount = 1;
+            si.pCommandBuffers = &amo_.cmd;
+            if (VkResult r = vkQueueSubmit(amo_.queue, 1, &si, amo_.fence); r != VK_SUCCESS)
+                return make_error(fmt::format("device atomic: vkQueueSubmit: {}", vk_result_name(r)), r);
+            sweeper_pending_ = true;
+            sweep = false;
+        }
+        if (sweeper_pending_) {
+            const VkResult s = vkGetFenceStatus(device_, amo_.fence);
+            if (s == VK_SUCCESS) {
+                vkResetFences(device_, 1, &amo_.fence);
+                sweeper_pending_ = false;
+                if (!done() && !taken()) sweep = true;
+            } else if (s != VK_NOT_READY) {
+                return make_error(fmt::format("device atomic: {}", vk_result_name(s)), s);
+            }
+        }
+        std::this_thread::yield();
+    }
+    std::uint64_t old = word<std::uint64_t>(mb, offsetof(M, result)).load(std::memory_order_relaxed);
+    if (width == 4) old &= 0xffffffffu;
     return old;
 }
 

@@ -113,10 +113,14 @@ public:
                       std::size_t n);
 
     // One atomic on device memory at `address` (a buffer device address),
-    // executed by a one-invocation compute dispatch (amo.cpp). op is
-    // api::detail::AmoOp's value; width 4 or 8. Returns the old value.
+    // posted in the device's AMO mailbox and carried out by the sweeper
+    // kernel or by a waiting kernel of the device library, whichever comes
+    // first (amo.cpp, shaders/vkshmem_mailbox.glsl). op is api::detail::AmoOp's
+    // value; width 4 or 8. Returns the old value.
     Result<std::uint64_t> atomic(std::uint64_t address, unsigned op, unsigned width, std::uint64_t operand,
                                  std::uint64_t cond);
+    // The mailbox's device address, for the device library (0 when it cannot be made).
+    std::uint64_t amo_mailbox();
 
 private:
     VulkanDevice() = default;
@@ -168,13 +172,15 @@ private:
     PFN_vkGetMemoryFdKHR get_memory_fd_ = nullptr;
     PFN_vkGetMemoryHostPointerPropertiesEXT get_host_ptr_props_ = nullptr;
 
-    std::mutex copy_mu_; // copy_ and amo_ (one staging buffer, one result buffer)
+    std::mutex copy_mu_; // copy_ and amo_ (one staging buffer, one mailbox)
     Submitter copy_, amo_;
     DeviceMemory staging_;
     VkShaderModule amo_module_ = VK_NULL_HANDLE;
     VkPipelineLayout amo_layout_ = VK_NULL_HANDLE;
     VkPipeline amo_pipeline_ = VK_NULL_HANDLE;
-    DeviceMemory amo_result_;
+    DeviceMemory amo_mailbox_;
+    std::uint32_t amo_seq_ = 0;     // the last atomic posted
+    bool sweeper_pending_ = false;  // amo_'s submission has not finished
 };
 
 const char* vk_result_name(VkResult r);
