@@ -49,7 +49,10 @@ run)
     echo "== machine"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
     grep -m1 "model name" /proc/cpuinfo; nproc
     echo "== vkshmem-info"
-    if "$bin/vkshmem-info" -d | tee /dev/stderr | grep -q "^  none"; then
+    # (Not `tee /dev/stderr`: where stderr is a file, tee reopens it and truncates it.)
+    "$bin/vkshmem-info" -d >"$out/devices.txt" 2>&1
+    cat "$out/devices.txt"
+    if grep -q "^  none" "$out/devices.txt"; then
         echo "no Vulkan device: the loader says"; VK_LOADER_DEBUG=all "$bin/vkshmem-info" -d 2>&1 | tail -40
         exit 1
     fi
