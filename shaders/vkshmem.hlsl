@@ -225,7 +225,6 @@ static uint vkshmem_payload_off_ = 0u;
  * running shader sees host writes (on NVIDIA, a running shader's atomic loads never see host writes
  * to host memory), or the state block's allocation again. */
 static uint vkshmem_done_off_ = 0u;
-static uint vkshmem_mb_off_ = 0xffffffffu; /* the device's AMO mailbox in binding 1, or none */
 static uint vkshmem_ans_off_ = 0u;
 static uint vkshmem_map_off_ = 0u;
 static uint vkshmem_shift_ = 31u; /* heap segments: 1 << shift bytes */
@@ -386,11 +385,9 @@ uint vkshmem_wait_iters_() {
     return vkshmem_polls_ < keep ? vkshmem_polls_ : keep;
 }
 
-void vkshmem_mailbox_serve_(); /* below the address translation it needs */
 bool vkshmem_backoff_() {
     float f = vkshmem_spin_, q = vkshmem_spin_q_;
     if (vkshmem_fences_) {
-        if (vkshmem_mb_off_ != 0xffffffffu) vkshmem_mailbox_serve_();
         VKSHMEM_DIVS_(VKSHMEM_POLL_DELAY)
     } else {
         VKSHMEM_DIVS_(VKSHMEM_POLL_DELAY_NOFENCE)
@@ -446,12 +443,9 @@ void vkshmem_init(uint local_index, uint wg_size) {
             vkshmem_payload_off_ = (uint)(vkshmem_sld64_(vkshmem_ring_off_ + 24u) - self);
             uint64_t done_at = vkshmem_sld64_(vkshmem_ring_off_ + 32u);
             uint64_t answers = vkshmem_sld64_(vkshmem_ring_off_ + 40u);
-            uint64_t mailbox = vkshmem_sld64_(vkshmem_ring_off_ + 48u);
             if (done_at != 0u && answers != 0u) {
                 vkshmem_done_off_ = 0u;
                 vkshmem_ans_off_ = (uint)(answers - done_at);
-                if (mailbox > done_at && mailbox - done_at < answers - done_at)
-                    vkshmem_mb_off_ = (uint)(mailbox - done_at);
             } else {
                 vkshmem_done_off_ = vkshmem_ring_off_ + 4u;
                 vkshmem_ans_off_ = vkshmem_payload_off_;
@@ -494,46 +488,6 @@ uint vkshmem_first_binding_(int pe, uint space) {
     uint nseg = space == 0u ? vkshmem_nseg_h_ : vkshmem_nseg_d_;
     if (first == VKSHMEM_HLSL_NO_SLOT || first == 0u || first + nseg - 1u > uint(VKSHMEM_HLSL_HEAPS)) return 0u;
     return first;
-}
-
-/* A 4-byte atomic the host posted in the device's AMO mailbox (the protocol of
- * vkshmem_mailbox.glsl), carried out by a waiting invocation when no sweeper kernel can run beside
- * this one (NVIDIA). 8-byte atomics and targets without a binding here are left to the sweeper;
- * the fields are checked before `taken` is claimed, and they do not change until `done`. */
-void vkshmem_mailbox_serve_() {
-    uint b = vkshmem_mb_off_, p, t, ow, old;
-    vkshmem_heap1_.InterlockedOr(b, 0u, p);
-    vkshmem_heap1_.InterlockedOr(b + 4u, 0u, t);
-    if (p == 0u || p == t) return;
-    vkshmem_heap1_.InterlockedOr(b + 12u, 0u, ow);
-    if ((ow >> 8) != 4u) return;
-    uint tlo, thi;
-    vkshmem_heap1_.InterlockedOr(b + 16u, 0u, tlo);
-    vkshmem_heap1_.InterlockedOr(b + 20u, 0u, thi);
-    uint64_t target = vkshmem_join_(tlo, thi);
-    uint bf = 0u;
-    uint64_t off = 0u;
-    for (int pe = 0; pe < vkshmem_npes_; ++pe) {
-        for (uint space = 0u; space < 2u; ++space) {
-            uint64_t base = vkshmem_sld64_(vkshmem_peers_off_ + uint(pe) * 16u + space * 8u);
-            uint64_t size = space == 0u ? vkshmem_hsize_ : vkshmem_dsize_;
-            if (bf == 0u && base != 0u && target >= base && target - base + 4u <= size) {
-                bf = vkshmem_first_binding_(pe, space);
-                off = target - base;
-            }
-        }
-    }
-    if (bf == 0u) return;
-    vkshmem_heap1_.InterlockedCompareExchange(b + 4u, p - 1u, p, old);
-    if (old != p - 1u) return;
-    uint x, c;
-    vkshmem_heap1_.InterlockedOr(b + 24u, 0u, x);
-    vkshmem_heap1_.InterlockedOr(b + 32u, 0u, c);
-    uint r = vkshmem_atomic_(bf, off, ow & 255u, x, c);
-    vkshmem_heap1_.InterlockedExchange(b + 40u, r, old);
-    vkshmem_heap1_.InterlockedExchange(b + 44u, 0u, old);
-    DeviceMemoryBarrier();
-    vkshmem_heap1_.InterlockedExchange(b + 8u, p, old);
 }
 
 /* Where [addr, addr + bytes) of PE pe is: DIRECT (binding bf, offset off), PROXY, or NONE (bad PE

@@ -65,6 +65,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     ring->payload_bytes = VKSHMEM_RING_PAYLOAD_BYTES;
     ring->requests = a + L.requests;
     ring->payload = a + L.payload;
+    ring->mailbox = dev.amo_mailbox();
     // completed and the answers again where a running shader sees host
     // writes at once (vkshmem_ring_layout); without such memory, shaders read
     // them above.
@@ -75,8 +76,6 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
         std::memset(p->ans_, 0, answers_bytes);
         ring->completed_at = p->answers_.address;
         ring->answers = p->answers_.address + kAnswersAt;
-        // The device's AMO mailbox here too, where the HLSL library reaches it (binding 1).
-        dev.use_amo_mailbox(p->ans_ + kMailboxAt, p->answers_.address + kMailboxAt);
     } else {
         VKSHMEM_DEBUG("proxy: answers in host memory: {}", ans.error().message);
     }
@@ -87,7 +86,6 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
             if (const DeviceMemory* m = mem.shader_memory(pe, s))
                 heaps[static_cast<std::size_t>(pe * 2 + (s == kHostHeap ? 0 : 1))] = {m->buffer, mem.heap_size(s)};
     const ShaderDescriptors::Heap answers{p->ans_ ? p->answers_.buffer : VK_NULL_HANDLE, answers_bytes};
-    ring->mailbox = dev.amo_mailbox();
     auto descriptors = ShaderDescriptors::create(dev, p->block_.buffer, L.total, answers, heaps, g_state.my_pe);
     if (!descriptors) return make_error(fmt::format("HLSL descriptor set: {}", descriptors.error().message));
     p->descriptors_ = std::move(*descriptors);
@@ -145,10 +143,7 @@ Proxy::~Proxy() {
     if (thread_.joinable()) thread_.join();
     descriptors_.reset();
     dev_.release(block_);
-    if (ans_) {
-        dev_.use_amo_mailbox(nullptr, 0);
-        dev_.release(answers_);
-    }
+    if (ans_) dev_.release(answers_);
 }
 
 std::pair<std::uint32_t, std::uint32_t> Proxy::take_error() {

@@ -51,10 +51,9 @@ private:
     VulkanDevice& dev_;
     SymmetricMemory& mem_;
     DeviceMemory block_;
-    // completed (offset 0), the AMO mailbox and the answers (from kAnswersAt) where shaders see
+    // completed (offset 0) and the answers (from kAnswersAt) where shaders see
     // host writes at once; ans_ null when the device has no such memory.
     static constexpr std::size_t kAnswersAt = 256;
-    static constexpr std::size_t kMailboxAt = 64; // the device's AMO mailbox (vkshmem_mailbox_layout)
     DeviceMemory answers_;
     char* ans_ = nullptr;
     char* base_ = nullptr; // mapped block_

@@ -52,44 +52,14 @@ Result<void> VulkanDevice::ensure_amo_pipeline() {
     if ((r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cp, nullptr, &amo_pipeline_)) != VK_SUCCESS)
         return make_error(fmt::format("vkCreateComputePipelines(amo): {}", vk_result_name(r)), r);
 
-    return {};
-}
-
-Result<void> VulkanDevice::ensure_amo_mailbox() {
-    if (mb_map_) return {};
-    // Where running kernels see host writes at once (the BAR on a GPU).
-    if (!amo_own_.memory) {
-        auto mb = allocate_mapped(sizeof(abi::vkshmem_mailbox_layout), MappedUse::ShaderReads);
-        if (!mb) return make_error(fmt::format("AMO mailbox: {}", mb.error().message));
-        amo_own_ = *mb;
-    }
-    set_mailbox(amo_own_.mapped, amo_own_.address);
-    return {};
-}
-
-void VulkanDevice::set_mailbox(void* mapped, std::uint64_t address) {
-    if (sweeper_pending_) {
-        vkWaitForFences(device_, 1, &amo_.fence, VK_TRUE, UINT64_MAX);
-        vkResetFences(device_, 1, &amo_.fence);
-        sweeper_pending_ = false;
-    }
-    mb_map_ = mapped;
-    mb_addr_ = address;
-    amo_seq_ = 0;
-    if (mb_map_) std::memset(mb_map_, 0, sizeof(abi::vkshmem_mailbox_layout));
+    // The mailbox, where running kernels see host writes at once (the BAR on
+    // a GPU); the sweeper's command buffer, recorded once and resubmitted.
+    auto mb = allocate_mapped(sizeof(abi::vkshmem_mailbox_layout), MappedUse::ShaderReads);
+    if (!mb) return make_error(fmt::format("AMO mailbox: {}", mb.error().message));
+    amo_mailbox_ = *mb;
+    std::memset(amo_mailbox_.mapped, 0, sizeof(abi::vkshmem_mailbox_layout));
     std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-
-void VulkanDevice::use_amo_mailbox(void* mapped, std::uint64_t address) {
-    std::lock_guard lk(copy_mu_);
-    set_mailbox(mapped, address);
-}
-
-Result<void> VulkanDevice::record_sweeper() {
-    if (recorded_for_ == mb_addr_) return {};
-    // Recorded once per mailbox and resubmitted.
-    vkResetCommandBuffer(amo_.cmd, 0);
-    const AmoPush push{mb_addr_};
+    const AmoPush push{amo_mailbox_.address};
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     vkBeginCommandBuffer(amo_.cmd, &bi);
     vkCmdBindPipeline(amo_.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, amo_pipeline_);
@@ -100,19 +70,18 @@ Result<void> VulkanDevice::record_sweeper() {
     bar.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
     vkCmdPipelineBarrier(amo_.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &bar, 0,
                          nullptr, 0, nullptr);
-    if (VkResult r = vkEndCommandBuffer(amo_.cmd); r != VK_SUCCESS)
+    if ((r = vkEndCommandBuffer(amo_.cmd)) != VK_SUCCESS)
         return make_error(fmt::format("recording the AMO sweeper: {}", vk_result_name(r)), r);
-    recorded_for_ = mb_addr_;
     return {};
 }
 
 std::uint64_t VulkanDevice::amo_mailbox() {
     std::lock_guard lk(copy_mu_);
-    if (auto r = ensure_amo_mailbox(); !r) {
+    if (auto r = ensure_amo_pipeline(); !r) {
         VKSHMEM_DEBUG("device: no AMO mailbox: {}", r.error().message);
         return 0;
     }
-    return mb_addr_;
+    return amo_mailbox_.address;
 }
 
 Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, unsigned op, unsigned width, std::uint64_t operand,
@@ -120,9 +89,7 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, unsigned op, u
     using M = abi::vkshmem_mailbox_layout;
     std::lock_guard lk(copy_mu_);
     if (auto r = ensure_amo_pipeline(); !r) return r.error();
-    if (auto r = ensure_amo_mailbox(); !r) return r.error();
-    if (auto r = record_sweeper(); !r) return r.error();
-    void* mb = mb_map_;
+    void* mb = amo_mailbox_.mapped;
     const std::uint32_t seq = ++amo_seq_;
     word<std::uint64_t>(mb, offsetof(M, target)).store(address, std::memory_order_relaxed);
     word<std::uint64_t>(mb, offsetof(M, operand)).store(operand, std::memory_order_relaxed);

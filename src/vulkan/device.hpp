@@ -121,17 +121,10 @@ public:
                                  std::uint64_t cond);
     // The mailbox's device address, for the device library (0 when it cannot be made).
     std::uint64_t amo_mailbox();
-    // Puts the mailbox at `mapped` (device address `address`, memory where
-    // running kernels see host writes, sizeof(vkshmem_mailbox_layout) bytes),
-    // where the HLSL library reaches it too; null: back to the device's own.
-    void use_amo_mailbox(void* mapped, std::uint64_t address);
 
 private:
     VulkanDevice() = default;
     Result<void> ensure_amo_pipeline();
-    Result<void> ensure_amo_mailbox();
-    void set_mailbox(void* mapped, std::uint64_t address);
-    Result<void> record_sweeper();
     // A queue of the runtime's, with a command buffer and a fence.
     struct Submitter {
         std::uint32_t family = 0;
@@ -185,10 +178,7 @@ private:
     VkShaderModule amo_module_ = VK_NULL_HANDLE;
     VkPipelineLayout amo_layout_ = VK_NULL_HANDLE;
     VkPipeline amo_pipeline_ = VK_NULL_HANDLE;
-    DeviceMemory amo_own_;          // the device's own mailbox, made when none is given
-    void* mb_map_ = nullptr;        // the mailbox in use
-    std::uint64_t mb_addr_ = 0;
-    std::uint64_t recorded_for_ = 0; // the mailbox amo_.cmd was recorded for
+    DeviceMemory amo_mailbox_;
     std::uint32_t amo_seq_ = 0;     // the last atomic posted
     bool sweeper_pending_ = false;  // amo_'s submission has not finished
 };
