@@ -24,6 +24,19 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkshmem_mail
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer vkshmem_mb32_ { uint v; };
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkshmem_mb64_ { uint64_t v; };
 
+/* Operation `op` (VKSHMEM_AMO_*: fetch, set, swap, compare_swap, add, and, or, xor) on word w. */
+#define VKSHMEM_MAILBOX_OP_(w, x, c, zero, old)                                                      \
+    switch (op) {                                                                                    \
+    case 0u: old = atomicAdd(w, zero); break;                                                        \
+    case 1u:                                                                                         \
+    case 2u: old = atomicExchange(w, x); break;                                                      \
+    case 3u: old = atomicCompSwap(w, c, x); break;                                                   \
+    case 4u: old = atomicAdd(w, x); break;                                                           \
+    case 5u: old = atomicAnd(w, x); break;                                                           \
+    case 6u: old = atomicOr(w, x); break;                                                            \
+    case 7u: old = atomicXor(w, x); break;                                                           \
+    }
+
 /* Carries out the posted atomic if nobody has taken it yet; true if this invocation did. The
  * host writes the fields before `posted` and the mailbox lives where running kernels see host
  * writes at once; every access is atomic so none is served from a stale cache line. */
@@ -39,33 +52,14 @@ bool vkshmem_mailbox_serve_(uint64_t mailbox) {
     uint64_t x = atomicAdd(m.operand, uint64_t(0));
     uint64_t c = atomicAdd(m.cond, uint64_t(0));
     uint64_t old = 0;
-    /* op: VKSHMEM_AMO_* (fetch, set, swap, compare_swap, add, and, or, xor) */
     if ((ow >> 8) == 4u) {
         vkshmem_mb32_ t = vkshmem_mb32_(target);
         uint x32 = uint(x), c32 = uint(c), o = 0u;
-        switch (op) {
-        case 0u: o = atomicAdd(t.v, 0u); break;
-        case 1u:
-        case 2u: o = atomicExchange(t.v, x32); break;
-        case 3u: o = atomicCompSwap(t.v, c32, x32); break;
-        case 4u: o = atomicAdd(t.v, x32); break;
-        case 5u: o = atomicAnd(t.v, x32); break;
-        case 6u: o = atomicOr(t.v, x32); break;
-        case 7u: o = atomicXor(t.v, x32); break;
-        }
+        VKSHMEM_MAILBOX_OP_(t.v, x32, c32, 0u, o)
         old = uint64_t(o);
     } else {
         vkshmem_mb64_ t = vkshmem_mb64_(target);
-        switch (op) {
-        case 0u: old = atomicAdd(t.v, uint64_t(0)); break;
-        case 1u:
-        case 2u: old = atomicExchange(t.v, x); break;
-        case 3u: old = atomicCompSwap(t.v, c, x); break;
-        case 4u: old = atomicAdd(t.v, x); break;
-        case 5u: old = atomicAnd(t.v, x); break;
-        case 6u: old = atomicOr(t.v, x); break;
-        case 7u: old = atomicXor(t.v, x); break;
-        }
+        VKSHMEM_MAILBOX_OP_(t.v, x, c, uint64_t(0), old)
     }
     atomicExchange(m.result, old);
     memoryBarrierBuffer();
