@@ -187,13 +187,13 @@ bool Inbox::device_copy(const AmSlot& m) {
     return true;
 }
 
-void Inbox::sleep(int ms) {
+void Inbox::sleep(int ms, const std::atomic<int>& busy) {
     AmInbox& in = area(g_state.my_pe)->inbox;
     const std::uint32_t bell = ref(in.doorbell).load(std::memory_order_acquire);
     ref(in.sleeping).store(1, std::memory_order_seq_cst);
     const bool pending =
         ref(in.slots[next_ % kAmSlots].state).load(std::memory_order_seq_cst) == next_ / kAmSlots * 2 + 1;
-    if (!pending) futex_wait(&in.doorbell, bell, ms);
+    if (!pending && busy.load(std::memory_order_seq_cst) == 0) futex_wait(&in.doorbell, bell, ms);
     ref(in.sleeping).store(0, std::memory_order_relaxed);
 }
 

@@ -16,6 +16,7 @@
 #include "core/state.hpp"
 #include "memory/internal_area.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -69,8 +70,9 @@ public:
     Inbox(VulkanDevice& dev, SymmetricMemory& mem) : dev_(dev), mem_(mem) {}
     // Carries out every message published so far; true if there was any.
     bool serve();
-    // Sleeps up to `ms` or until a message or wake() arrives.
-    void sleep(int ms);
+    // Sleeps up to `ms` or until a message or wake() arrives; not at all
+    // when `busy` is already nonzero (the waker raises it before wake()).
+    void sleep(int ms, const std::atomic<int>& busy);
     // Wakes the thread in sleep() (any thread; cheap when none sleeps).
     void wake();
     // Makes the calling thread this inbox's server (Sender uses its channel).

@@ -101,7 +101,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
 void Proxy::dispatch_begin() {
     begin_ = std::chrono::steady_clock::now();
     served_at_begin_ = served_.load(std::memory_order_relaxed);
-    active_.fetch_add(1, std::memory_order_acq_rel);
+    active_.fetch_add(1, std::memory_order_seq_cst);
     inbox_.wake();
 }
 
@@ -178,7 +178,7 @@ void Proxy::run() {
             if (idle < 256) cpu_relax();
             else std::this_thread::yield();
         } else {
-            inbox_.sleep(1);
+            inbox_.sleep(1, active_);
         }
     }
 }
