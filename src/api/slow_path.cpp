@@ -67,27 +67,28 @@ const DeviceMemory* unmapped_local(const void* p, std::size_t* off) {
     *off = reinterpret_cast<std::uintptr_t>(p) - g_state.space[s].lo;
     return g_runtime->memory().device_memory(g_state.my_pe, static_cast<Space>(s));
 }
-// A local buffer inside this PE's host heap, large enough that a direct DMA
-// copy beats staging: the host heap's Vulkan memory and the offset.
-const DeviceMemory* host_heap_side(const void* p, std::size_t n, std::size_t* off) {
-    if (n < (64u << 10) || space_of(p) != kHostHeap) return nullptr;
-    const DeviceMemory* h = g_runtime->memory().device_memory(g_state.my_pe, kHostHeap);
-    if (!h || !h->buffer) return nullptr;
-    *off = reinterpret_cast<std::uintptr_t>(p) - g_state.space[kHostHeap].lo;
-    return h;
-}
-} // namespace
-
-namespace {
-// Route Proxy (proxy/am.hpp). The owner reads a put's bytes from, and writes
-// a get's bytes to, this PE's host heap: straight from the caller's buffer
-// when it lies there, else through the staging area, a piece at a time.
+// The offset of [p, p + n) in this PE's host heap, when it lies there.
 std::optional<std::uint64_t> own_host_heap(const void* p, std::size_t n) {
     if (space_of(p) != kHostHeap) return std::nullopt;
     const std::uint64_t off = reinterpret_cast<std::uintptr_t>(p) - g_state.space[kHostHeap].lo;
     if (n > g_state.space[kHostHeap].size - off) return std::nullopt;
     return off;
 }
+
+// A local buffer inside this PE's host heap, large enough that a direct DMA
+// copy beats staging: the host heap's Vulkan memory and the offset.
+const DeviceMemory* host_heap_side(const void* p, std::size_t n, std::size_t* off) {
+    if (n < (64u << 10)) return nullptr;
+    const auto o = own_host_heap(p, n);
+    const DeviceMemory* h = o ? g_runtime->memory().device_memory(g_state.my_pe, kHostHeap) : nullptr;
+    if (!h || !h->buffer) return nullptr;
+    *off = *o;
+    return h;
+}
+
+// Route Proxy (proxy/am.hpp). The owner reads a put's bytes from, and writes
+// a get's bytes to, this PE's host heap: straight from the caller's buffer
+// when it lies there, else through the staging area, a piece at a time.
 
 // `buf` is a put's source (to_peer) or a get's destination.
 void transfer_am(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call) {

@@ -71,6 +71,20 @@ inline bool force_proxy() {
     return e && *e && std::strcmp(e, "0") != 0;
 }
 
+// Device-side waits for another PE's running shader need the PEs' shaders to run at the same
+// time: on a CPU device (lavapipe, one process and one worker thread per PE) when there are at
+// least as many CPUs as PEs; not for PEs sharing a GPU, whose kernels the driver time-slices
+// (measured on an H200): there, as on an oversubscribed CPU, the wait outlasts its bound.
+// Returns why a test that needs it cannot run here, or null.
+inline const char* why_not_concurrent() {
+    if (spmd::npes() == 1) return nullptr;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(vkshmemx_vk_physical_device(), &props);
+    if (props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return "PEs that share a GPU do not run their shaders at once";
+    if (sysconf(_SC_NPROCESSORS_ONLN) < spmd::npes()) return "more PEs than CPUs: their shaders do not run at once";
+    return nullptr;
+}
+
 // VKSHMEM_SHARE_DEVICE_HEAPS=0: peers' device heaps are reached through their proxies only.
 inline bool device_heaps_unshared() {
     const char* e = std::getenv("VKSHMEM_SHARE_DEVICE_HEAPS");

@@ -416,18 +416,7 @@ TEST_CASE("HLSL: put_signal (SET, ADD, through the proxy where 32-bit atomics ca
     }
 }
 
-// The barrier waits for the other PEs' running shaders: they must run at the same time, which on
-// lavapipe (a process and a worker thread per PE) needs as many CPUs as PEs, and which PEs that
-// share a GPU do not (the driver time-slices their kernels). As test_sync.cpp's live test.
-static const char* why_not_concurrent() {
-    if (spmd::npes() == 1) return nullptr;
-    VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(vkshmemx_vk_physical_device(), &props);
-    if (props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return "PEs that share a GPU do not run their shaders at once";
-    if (sysconf(_SC_NPROCESSORS_ONLN) < spmd::npes()) return "more PEs than CPUs: their shaders do not run at once";
-    return nullptr;
-}
-
+// The barrier waits for the other PEs' running shaders (why_not_concurrent, shader_test.hpp).
 TEST_CASE("HLSL: shmem_barrier_all_wg, 3 rounds; both heaps", "[hlsl]") {
     if (const char* why = why_not_concurrent()) {
         report("skipped the HLSL barrier test: %s", why);

@@ -281,19 +281,6 @@ TEST_CASE("a wait that cannot complete is reported by vkshmemx_dispatch", "[wait
     shmem_barrier_all();
 }
 
-// Device-side waits for another PE's running shader need the PEs' shaders to run at the same
-// time: on a CPU device (lavapipe, one process and one worker thread per PE) when there are at
-// least as many CPUs as PEs; not for PEs sharing a GPU, whose kernels the driver time-slices
-// (measured on an H200): there, as on an oversubscribed CPU, the wait outlasts its bound.
-static const char* why_not_concurrent() {
-    if (spmd::npes() == 1) return nullptr;
-    VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(vkshmemx_vk_physical_device(), &props);
-    if (props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return "PEs that share a GPU do not run their shaders at once";
-    if (sysconf(_SC_NPROCESSORS_ONLN) < spmd::npes()) return "more PEs than CPUs: their shaders do not run at once";
-    return nullptr;
-}
-
 TEST_CASE("live, all PEs at once: shmem_barrier_all_wg rounds, a put_signal ring", "[live]") {
     if (const char* why = why_not_concurrent()) {
         report("skipped the live cross-PE test: %s", why);

@@ -328,17 +328,18 @@ def render_constants(tables):
     return "\n".join(out) + "\n"
 
 
-def render_glsl(tables):
-    groups, total = glsl_routines(tables)
+def render_shader(lang, groups, total):
+    """The typed routines of the GLSL or HLSL device library (lang: "glsl" or "hlsl")."""
+    guard = f"VKSHMEM_TYPED_{lang.upper()}"
     out = [
         f"/* {MARKER}. */",
         "/*",
-        f" * vkshmem_typed.glsl: the {total} typed and sized routines of the GLSL device library,",
-        " * one-line wrappers over the core of shaders/vkshmem.glsl. Included at the end of",
-        " * vkshmem.glsl: include that instead.",
+        f" * vkshmem_typed.{lang}: the {total} typed and sized routines of the {lang.upper()} device library,",
+        f" * one-line wrappers over the core of shaders/vkshmem.{lang}. Included at the end of",
+        f" * vkshmem.{lang}: include that instead.",
         " */",
-        "#ifndef VKSHMEM_TYPED_GLSL",
-        "#define VKSHMEM_TYPED_GLSL",
+        f"#ifndef {guard}",
+        f"#define {guard}",
     ]
     last_fam = None
     for fam, op, lines in groups:
@@ -347,31 +348,16 @@ def render_glsl(tables):
             last_fam = fam
         out += ["", f"/* {placeholder_name(op['name'])} */"]
         out += lines
-    out += ["", "#endif /* VKSHMEM_TYPED_GLSL */"]
+    out += ["", f"#endif /* {guard} */"]
     return "\n".join(out) + "\n", total
+
+
+def render_glsl(tables):
+    return render_shader("glsl", *glsl_routines(tables))
 
 
 def render_hlsl(tables):
-    groups, total = glsl_routines(tables, tables.HLSL_FAMILIES, tables.HLSL_TYPES)
-    out = [
-        f"/* {MARKER}. */",
-        "/*",
-        f" * vkshmem_typed.hlsl: the {total} typed and sized routines of the HLSL device library,",
-        " * one-line wrappers over the core of shaders/vkshmem.hlsl. Included at the end of",
-        " * vkshmem.hlsl: include that instead.",
-        " */",
-        "#ifndef VKSHMEM_TYPED_HLSL",
-        "#define VKSHMEM_TYPED_HLSL",
-    ]
-    last_fam = None
-    for fam, op, lines in groups:
-        if fam is not last_fam:
-            out += ["", f"/* ==== {fam['title']} {'=' * max(4, 90 - len(fam['title']))} */"]
-            last_fam = fam
-        out += ["", f"/* {placeholder_name(op['name'])} */"]
-        out += lines
-    out += ["", "#endif /* VKSHMEM_TYPED_HLSL */"]
-    return "\n".join(out) + "\n", total
+    return render_shader("hlsl", *glsl_routines(tables, tables.HLSL_FAMILIES, tables.HLSL_TYPES))
 
 
 def generate(tables):
