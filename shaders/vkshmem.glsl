@@ -64,14 +64,15 @@
 #ifndef VKSHMEM_BUDGET_CELLS
 #define VKSHMEM_BUDGET_CELLS 256u
 #endif
-/* Back-off after each poll of a wait: dependent float divisions, which touch no memory (no
- * per-lane code) but take time. VKSHMEM_POLL_DELAY on devices with device fences (GPUs: a short
- * pause between polls), VKSHMEM_POLL_DELAY_NOFENCE where the pipeline was specialised without them
- * (lavapipe): there every loop iteration counts against the 65,535 that the driver allows a
- * subgroup, so a longer back-off (256 divisions, about 1 us) lets a wait last about 60 ms (60,000
- * polls) for a proxy or another PE's shader on a crowded CPU. Longer chains cost lavapipe's
- * compiler dearly (512: 4x the time of 256 for a kernel of 12 atomics). One poll is one
- * iteration of state.wait_polls. 0, 16, 64, 256, 512 or 1024. */
+/* Back-off after each poll of a wait: a chain of dependent float operations, which touch no
+ * memory (no per-lane code) but take time. VKSHMEM_POLL_DELAY divisions on devices with device
+ * fences (GPUs: a short pause between polls), VKSHMEM_POLL_DELAY_NOFENCE reciprocal square roots
+ * where the pipeline was specialised without them (lavapipe): there every loop iteration counts
+ * against the 65,535 that the driver allows a subgroup, so a longer back-off (256 steps, about
+ * 1.7 us) lets a wait last about 100 ms (60,000 polls) for a proxy or another PE's shader on a
+ * crowded CPU. Longer chains cost lavapipe's compiler dearly (512: 4x the time of 256 for a
+ * kernel of 12 atomics). One poll is one iteration of state.wait_polls. 0, 16, 64, 256, 512 or
+ * 1024. */
 #ifndef VKSHMEM_POLL_DELAY
 #define VKSHMEM_POLL_DELAY 16
 #endif
@@ -85,26 +86,13 @@
 #define VKSHMEM_COPY_UNROLL 4
 #endif
 
-#define VKSHMEM_REP2_(S) S S
-#define VKSHMEM_REP4_(S) S S S S
-#define VKSHMEM_REP8_(S) S S S S S S S S
+/* The back-off steps (vkshmem_steps.h says why these two). */
+#define VKSHMEM_DIV_ f = f / q + 1.0;
+#define VKSHMEM_RSQ_ f = inversesqrt(f + q);
+#include "vkshmem_steps.h"
 #if VKSHMEM_COPY_UNROLL != 2 && VKSHMEM_COPY_UNROLL != 4
 #error "VKSHMEM_COPY_UNROLL must be 2 or 4"
 #endif
-#define VKSHMEM_DIV_ f = f / q + 1.0;
-#define VKSHMEM_DIV16_ VKSHMEM_REP2_(VKSHMEM_REP8_(VKSHMEM_DIV_))
-#define VKSHMEM_DIV64_ VKSHMEM_REP4_(VKSHMEM_DIV16_)
-#define VKSHMEM_DIV256_ VKSHMEM_REP4_(VKSHMEM_DIV64_)
-#define VKSHMEM_DIV512_ VKSHMEM_REP2_(VKSHMEM_DIV256_)
-#define VKSHMEM_DIV1024_ VKSHMEM_REP4_(VKSHMEM_DIV256_)
-#define VKSHMEM_DIVS_0
-#define VKSHMEM_DIVS_16 VKSHMEM_DIV16_
-#define VKSHMEM_DIVS_64 VKSHMEM_DIV64_
-#define VKSHMEM_DIVS_256 VKSHMEM_DIV256_
-#define VKSHMEM_DIVS_512 VKSHMEM_DIV512_
-#define VKSHMEM_DIVS_1024 VKSHMEM_DIV1024_
-#define VKSHMEM_DIVS_X_(n) VKSHMEM_DIVS_##n
-#define VKSHMEM_DIVS_(n) VKSHMEM_DIVS_X_(n)
 
 /* ---- Buffer references ----------------------------------------------------------------------- */
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_state_ref_ {
@@ -243,16 +231,16 @@ uint vkshmem_wait_iters_() {
 }
 
 /* The back-off between polls. The chain stays positive and the stop value is negative, so this
- * never returns true; the compiler cannot know, so it keeps the divisions. On GPUs a waiting
+ * never returns true; the compiler cannot know, so it keeps the chain. On GPUs a waiting
  * invocation also carries out an atomic the host posted for this device (vkshmem_mailbox.glsl):
  * the host's own dispatch of it would wait for this kernel. */
 bool vkshmem_backoff_() {
     float f = vkshmem_spin_, q = vkshmem_spin_q_;
     if (vkshmem_fences_) {
         if (vkshmem_mailbox_ != uint64_t(0)) vkshmem_mailbox_serve_(vkshmem_mailbox_);
-        VKSHMEM_DIVS_(VKSHMEM_POLL_DELAY)
+        VKSHMEM_STEPS_(VKSHMEM_POLL_DELAY, VKSHMEM_DIV_)
     } else {
-        VKSHMEM_DIVS_(VKSHMEM_POLL_DELAY_NOFENCE)
+        VKSHMEM_STEPS_(VKSHMEM_POLL_DELAY_NOFENCE, VKSHMEM_RSQ_)
     }
     vkshmem_spin_ = f;
     return f == vkshmem_spin_stop_;

@@ -77,9 +77,10 @@
 #define VKSHMEM_PROXY_BATCH 8
 #endif
 
-#define VKSHMEM_REP2_(S) S S
-#define VKSHMEM_REP4_(S) S S S S
-#define VKSHMEM_REP8_(S) S S S S S S S S
+/* The back-off steps (vkshmem_steps.h says why these two). */
+#define VKSHMEM_DIV_ f = f / q + 1.0;
+#define VKSHMEM_RSQ_ f = rsqrt(f + q);
+#include "vkshmem_steps.h"
 #if VKSHMEM_COPY_UNROLL == 2
 #define VKSHMEM_REP_COPY_(S) VKSHMEM_REP2_(S)
 #elif VKSHMEM_COPY_UNROLL == 4
@@ -87,20 +88,6 @@
 #else
 #error "VKSHMEM_COPY_UNROLL must be 2 or 4"
 #endif
-#define VKSHMEM_DIV_ f = f / q + 1.0;
-#define VKSHMEM_DIV16_ VKSHMEM_REP2_(VKSHMEM_REP8_(VKSHMEM_DIV_))
-#define VKSHMEM_DIV64_ VKSHMEM_REP4_(VKSHMEM_DIV16_)
-#define VKSHMEM_DIV256_ VKSHMEM_REP4_(VKSHMEM_DIV64_)
-#define VKSHMEM_DIV512_ VKSHMEM_REP2_(VKSHMEM_DIV256_)
-#define VKSHMEM_DIV1024_ VKSHMEM_REP4_(VKSHMEM_DIV256_)
-#define VKSHMEM_DIVS_0
-#define VKSHMEM_DIVS_16 VKSHMEM_DIV16_
-#define VKSHMEM_DIVS_64 VKSHMEM_DIV64_
-#define VKSHMEM_DIVS_256 VKSHMEM_DIV256_
-#define VKSHMEM_DIVS_512 VKSHMEM_DIV512_
-#define VKSHMEM_DIVS_1024 VKSHMEM_DIV1024_
-#define VKSHMEM_DIVS_X_(n) VKSHMEM_DIVS_##n
-#define VKSHMEM_DIVS_(n) VKSHMEM_DIVS_X_(n)
 
 /* ---- Bindings ------------------------------------------------------------------------------- */
 /* A buffer is named by its binding b: 0 the state block's allocation, 1.. heap segments.
@@ -388,9 +375,9 @@ uint vkshmem_wait_iters_() {
 bool vkshmem_backoff_() {
     float f = vkshmem_spin_, q = vkshmem_spin_q_;
     if (vkshmem_fences_) {
-        VKSHMEM_DIVS_(VKSHMEM_POLL_DELAY)
+        VKSHMEM_STEPS_(VKSHMEM_POLL_DELAY, VKSHMEM_DIV_)
     } else {
-        VKSHMEM_DIVS_(VKSHMEM_POLL_DELAY_NOFENCE)
+        VKSHMEM_STEPS_(VKSHMEM_POLL_DELAY_NOFENCE, VKSHMEM_RSQ_)
     }
     vkshmem_spin_ = f;
     return f == vkshmem_spin_stop_;

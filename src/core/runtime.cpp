@@ -126,6 +126,10 @@ Result<void> Runtime::start(int requested) {
         no_device_reason_ = "VKSHMEM_DEVICE=none";
     }
 
+    // 20 us: short against a shader's bounded wait on lavapipe (~100 ms), long
+    // enough that a waiting proxy costs the spinning shaders little CPU.
+    if (device_ && device_->is_cpu()) g_state.proxy_nap_ns = 20000;
+
     auto mem = SymmetricMemory::create(cfg_, *boot_, device_.get());
     if (!mem) return mem.error();
     memory_ = std::move(*mem);

@@ -34,6 +34,9 @@ struct FastState {
     std::size_t bar_put_max = 0;    // VKSHMEM_BAR_PUT_MAX
     std::size_t bar_get_max = 0;    // VKSHMEM_BAR_GET_MAX
     std::int64_t spin_before_yield = 2000;
+    // >0: threads that serve or wait on a proxy sleep this long instead of
+    // yielding (proxy_pause, wait.hpp); set where this PE's kernels run on the CPU.
+    long proxy_nap_ns = 0;
     // Some space of this PE has no CPU mapping (a GPU's shared device heap):
     // local source and destination buffers must then be checked too.
     bool local_unmapped = false;

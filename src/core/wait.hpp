@@ -5,6 +5,7 @@
 #include "core/state.hpp"
 
 #include <sched.h>
+#include <time.h>
 
 namespace vkshmem {
 
@@ -26,6 +27,29 @@ template <class Pred> void wait_for(Pred done) {
         } else {
             sched_yield();
         }
+    }
+}
+
+// The pause of a thread that serves a proxy or waits on one, once spinning is
+// over. Where kernels run on the CPU (lavapipe), a shader that polls never
+// yields its core, and sched_yield leaves the core to it for the rest of its
+// time slice (milliseconds per hop of a proxied operation, which outlast a
+// shader's bounded wait); a thread that sleeps briefly instead is run as soon
+// as it wakes, ahead of the spinning shader.
+inline void proxy_pause() {
+    if (g_state.proxy_nap_ns > 0) {
+        timespec ts{0, g_state.proxy_nap_ns};
+        nanosleep(&ts, nullptr);
+    } else {
+        sched_yield();
+    }
+}
+
+// wait_for for waits on a proxy: spins, then proxy_pause.
+template <class Pred> void wait_for_proxy(Pred done) {
+    for (int spins = 0; !done(); ++spins) {
+        if (spins < 256) cpu_relax();
+        else proxy_pause();
     }
 }
 

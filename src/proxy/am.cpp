@@ -61,7 +61,7 @@ void Sender::send(int pe, AmSlot& m) {
     const std::uint64_t t = ref(in.tail).fetch_add(1, std::memory_order_relaxed);
     AmSlot& slot = in.slots[t % kAmSlots];
     const std::uint64_t free_state = t / kAmSlots * 2;
-    wait_for([&] {
+    wait_for_proxy([&] {
         if (ref(slot.state).load(std::memory_order_acquire) == free_state) return true;
         serve_own();
         return false;
@@ -75,7 +75,7 @@ void Sender::send(int pe, AmSlot& m) {
         ref(in.doorbell).fetch_add(1, std::memory_order_release);
         futex_wake(&in.doorbell);
     }
-    wait_for([&] {
+    wait_for_proxy([&] {
         if (ref(reply.done).load(std::memory_order_acquire) == m.seq) return true;
         serve_own();
         return false;

@@ -118,7 +118,7 @@ bool Proxy::dispatch_end(int timeout_ms) {
             ok = false;
             break;
         }
-        std::this_thread::yield();
+        proxy_pause();
     }
     active_.fetch_sub(1, std::memory_order_acq_rel);
     if (log_enabled(LogLevel::Debug)) {
@@ -176,7 +176,7 @@ void Proxy::run() {
         if (idle++ == 0) last = std::chrono::steady_clock::now();
         if (active_.load(std::memory_order_acquire) > 0 || std::chrono::steady_clock::now() - last < kLinger) {
             if (idle < 256) cpu_relax();
-            else std::this_thread::yield();
+            else proxy_pause();
         } else {
             inbox_.sleep(1, active_);
         }

@@ -222,7 +222,7 @@ TEST_CASE("transfers of 0.25-4 MiB: one invocation and one workgroup", "[rma][la
         run_bulk(put, false, s, MiB + 64, {shifted});
         // A get by one invocation through the proxy waits for its answers (once per
         // VKSHMEM_PROXY_BATCH pieces), and on lavapipe every poll of those waits counts against
-        // the subgroup's loop budget (about 60 ms of waiting in all): a quarter of a MiB keeps it
+        // the subgroup's loop budget (about 100 ms of waiting in all): a quarter of a MiB keeps it
         // inside also when 4 PEs share 2 cores and the proxies answer in milliseconds.
         Spec g = aligned;
         g.put = false;
