@@ -14,8 +14,12 @@ extern "C" {
 void* shmem_ptr(const void* dest, int pe) noexcept {
     if (!g_state.initialized || static_cast<unsigned>(pe) >= static_cast<unsigned>(g_state.n_pes)) return nullptr;
     int s = space_of(dest);
-    // Only memory the CPU may load from is handed out: not a GPU's BAR.
-    if (s < 0 || g_state.space[s].route[pe] != Route::Direct) return nullptr;
+    // Only memory the CPU may load from is handed out: not a GPU's BAR. A
+    // node-local peer sent through the network (VKSHMEM_FORCE_NETWORK) is
+    // still mapped, and only where its route was Direct (runtime.cpp).
+    if (s < 0) return nullptr;
+    const Route r = g_state.space[s].route[pe];
+    if (r != Route::Direct && !(r == Route::Network && g_state.space[s].peer[pe])) return nullptr;
     return g_state.space[s].peer[pe] + (reinterpret_cast<std::uintptr_t>(dest) - g_state.space[s].lo);
 }
 
@@ -39,11 +43,19 @@ int shmemx_addr_space(const void* addr) noexcept {
     }
 }
 
-// Every route completes its operations before returning, so fence and quiet
-// only have to order this PE's stores (a full fence also drains the
-// write-combining buffers of stores into a GPU's BAR).
-void shmem_fence(void) noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
-void shmem_quiet(void) noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
+// Node-local routes complete their operations before returning, so for them
+// fence and quiet only order this PE's stores (a full fence also drains the
+// write-combining buffers of stores into a GPU's BAR); the network transport
+// has puts and AMOs in flight until its own fence or flush.
+void shmem_fence(void) noexcept {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (Runtime* rt = g_runtime; rt && rt->network())
+        if (auto r = rt->network()->fence(); !r) fatal("shmem_fence", "{}", r.error().message);
+}
+void shmem_quiet(void) noexcept {
+    if (Runtime* rt = g_runtime) rt->quiet();
+    else std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 
 void shmem_barrier_all(void) noexcept { require_runtime("shmem_barrier_all").barrier_all(); }
 void shmem_sync_all(void) noexcept { require_runtime("shmem_sync_all").barrier_all(); }

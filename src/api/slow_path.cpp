@@ -4,21 +4,17 @@
 
 #include "api/guard.hpp"
 #include "core/log.hpp"
+#include "core/runtime.hpp"
 #include "proxy/am.hpp"
+#include "transports/transport.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace vkshmem::api::detail {
 namespace {
-const char* space_name(int s) {
-    switch (s) {
-    case kHostHeap: return "host heap";
-    case kDeviceHeap: return "device heap";
-    case kStaticData: return "static data";
-    }
-    return "?";
-}
+const char* space_name(int s) { return s >= 0 && s < kSpaceCount ? kSpaceNames[s] : "?"; }
 
 // The Vulkan memory behind (pe, space) when the device can reach it.
 const DeviceMemory* device_side(const Target& t, int pe) {
@@ -29,10 +25,21 @@ const DeviceMemory* device_side(const Target& t, int pe) {
 [[noreturn]] void unreachable(const Target& t, int pe, const char* call) {
     // Node-local peers always have a route (mapped, device copy or active
     // message); what remains is another node.
-    fatal(call, "PE {}'s {} cannot be reached from PE {}: that PE runs on another node, and this version has no "
-                "network transport to reach it; run the job on one node",
-          pe, space_name(t.space), g_state.my_pe);
+    if (!g_runtime || !g_runtime->network())
+        fatal(call, "PE {}'s {} cannot be reached from PE {}: that PE runs on another node, and no network "
+                    "transport runs (VKSHMEM_NETWORK={})",
+              pe, space_name(t.space), g_state.my_pe, g_runtime ? g_runtime->config().VKSHMEM_NETWORK : "?");
+    fatal(call, "PE {}'s {} cannot be reached from PE {}: that PE runs on another node, and {} could not "
+                "register that memory there (a GPU's device heap is not reachable over the network in this "
+                "version; use the host heap)",
+          pe, space_name(t.space), g_state.my_pe, g_runtime->network()->name());
 }
+
+// Route Network (transports/transport.hpp). A local buffer the CPU cannot
+// map (a GPU's device heap) goes through a bounce buffer.
+void transfer_net(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call);
+std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,
+                      int pe, const char* call, bool fetch);
 } // namespace
 
 void bad_target(const void* addr, std::size_t len, int pe, const char* call) {
@@ -123,6 +130,7 @@ void transfer_am(bool to_peer, const Target& t, void* buf, std::size_t n, int pe
 
 void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call) {
     if (t.route == Route::Proxy) return transfer_am(true, t, const_cast<void*>(src), n, pe, call);
+    if (t.route == Route::Network) return transfer_net(true, t, const_cast<void*>(src), n, pe, call);
     VulkanDevice* dev = g_runtime ? g_runtime->device() : nullptr;
     std::size_t src_off = 0;
     if (const DeviceMemory* src_mem = unmapped_local(src, &src_off)) {
@@ -159,6 +167,7 @@ void put_slow(const Target& t, const void* src, std::size_t n, int pe, const cha
 
 void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call) {
     if (t.route == Route::Proxy) return transfer_am(false, t, dst, n, pe, call);
+    if (t.route == Route::Network) return transfer_net(false, t, dst, n, pe, call);
     VulkanDevice* dev = g_runtime ? g_runtime->device() : nullptr;
     std::size_t dst_off = 0;
     if (const DeviceMemory* dst_mem = unmapped_local(dst, &dst_off)) {
@@ -191,7 +200,8 @@ void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* cal
 }
 
 std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,
-                       int pe, const char* call) {
+                       int pe, const char* call, bool fetch) {
+    if (t.route == Route::Network) return amo_net(t, op, width, operand, cond, pe, call, fetch);
     if (t.route == Route::Proxy) {
         if (width != 4 && width != 8)
             fatal(call, "a {}-byte atomic on another PE's device heap: only 4- and 8-byte atomics reach it", width);
@@ -209,5 +219,36 @@ std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64
     if (!r) fatal(call, "{}", r.error().message);
     return r.value();
 }
+
+namespace {
+static_assert(static_cast<int>(net::AmoOp::Xor) == static_cast<int>(AmoOp::Xor) &&
+                  static_cast<int>(net::AmoOp::CompareSwap) == static_cast<int>(AmoOp::CompareSwap),
+              "the transport's AMO codes are the API's");
+
+void transfer_net(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call) {
+    net::Transport& net = *g_runtime->network();
+    std::size_t off = 0;
+    const DeviceMemory* mem = unmapped_local(buf, &off);
+    std::vector<char> bounce(mem ? n : 0);
+    Result<void> r;
+    if (mem && to_peer) r = g_runtime->device()->read(bounce.data(), *mem, off, n);
+    void* local = mem ? bounce.data() : buf;
+    if (r) r = to_peer ? net.put(pe, t.space, t.offset, local, n) : net.get(pe, t.space, t.offset, local, n);
+    if (r && mem && !to_peer) r = g_runtime->device()->write(*mem, off, bounce.data(), n);
+    if (!r) fatal(call, "{}", r.error().message);
+}
+
+std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,
+                      int pe, const char* call, bool fetch) {
+    net::Transport& net = *g_runtime->network();
+    // The API's AMOs are 4 and 8 bytes wide, which every transport does.
+    if (!(net.caps().amo_widths & (1u << width)))
+        fatal(call, "a {}-byte atomic over {}: only 4- and 8-byte atomics cross the network", width, net.name());
+    auto r = net.amo(pe, t.space, t.offset, static_cast<net::AmoOp>(op), static_cast<unsigned>(width), operand, cond,
+                     fetch);
+    if (!r) fatal(call, "{}", r.error().message);
+    return *r;
+}
+} // namespace
 
 } // namespace vkshmem::api::detail

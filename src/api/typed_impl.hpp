@@ -43,8 +43,9 @@ inline Target target(const void* addr, std::size_t len, int pe, const char* call
 void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call);
 void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call);
 enum class AmoOp : std::uint8_t { Fetch, Set, Swap, CompareSwap, Add, And, Or, Xor };
+// fetch: the caller uses the old value (a network AMO without it is one-way).
 std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,
-                       int pe, const char* call);
+                       int pe, const char* call, bool fetch);
 
 template <class T> T* local_ivar(T* ivar, const char* call) {
     if (g_state.checks && space_of(ivar) < 0) [[unlikely]]
@@ -93,12 +94,12 @@ template <class T> T from_bits(std::uint64_t b) {
     return v;
 }
 
-template <class T> T amo(T* dest, AmoOp op, T operand, T cond, int pe, const char* call) {
+template <class T> T amo(T* dest, AmoOp op, T operand, T cond, int pe, const char* call, bool fetch = true) {
     Target t = target(dest, sizeof(T), pe, call);
     if (reinterpret_cast<std::uintptr_t>(dest) % sizeof(T)) [[unlikely]]
         misaligned(dest, sizeof(T), call);
     if (t.route != Route::Direct) [[unlikely]]
-        return from_bits<T>(amo_slow(t, op, sizeof(T), to_bits(operand), to_bits(cond), pe, call));
+        return from_bits<T>(amo_slow(t, op, sizeof(T), to_bits(operand), to_bits(cond), pe, call, fetch));
     std::atomic_ref<T> a(*reinterpret_cast<T*>(t.ptr));
     switch (op) {
     case AmoOp::Fetch: return a.load(std::memory_order_seq_cst);
@@ -291,7 +292,7 @@ template <class T> T atomic_fetch(const T* source, int pe, const char* call) {
     return detail::amo(const_cast<T*>(source), AmoOp::Fetch, T{}, T{}, pe, call);
 }
 template <class T> void atomic_set(T* dest, T value, int pe, const char* call) {
-    detail::amo(dest, AmoOp::Set, value, T{}, pe, call);
+    detail::amo(dest, AmoOp::Set, value, T{}, pe, call, false);
 }
 template <class T> T atomic_swap(T* dest, T value, int pe, const char* call) {
     return detail::amo(dest, AmoOp::Swap, value, T{}, pe, call);
@@ -303,31 +304,31 @@ template <class T> T atomic_fetch_inc(T* dest, int pe, const char* call) {
     return detail::amo(dest, AmoOp::Add, T{1}, T{}, pe, call);
 }
 template <class T> void atomic_inc(T* dest, int pe, const char* call) {
-    detail::amo(dest, AmoOp::Add, T{1}, T{}, pe, call);
+    detail::amo(dest, AmoOp::Add, T{1}, T{}, pe, call, false);
 }
 template <class T> T atomic_fetch_add(T* dest, T value, int pe, const char* call) {
     return detail::amo(dest, AmoOp::Add, value, T{}, pe, call);
 }
 template <class T> void atomic_add(T* dest, T value, int pe, const char* call) {
-    detail::amo(dest, AmoOp::Add, value, T{}, pe, call);
+    detail::amo(dest, AmoOp::Add, value, T{}, pe, call, false);
 }
 template <class T> T atomic_fetch_and(T* dest, T value, int pe, const char* call) {
     return detail::amo(dest, AmoOp::And, value, T{}, pe, call);
 }
 template <class T> void atomic_and(T* dest, T value, int pe, const char* call) {
-    detail::amo(dest, AmoOp::And, value, T{}, pe, call);
+    detail::amo(dest, AmoOp::And, value, T{}, pe, call, false);
 }
 template <class T> T atomic_fetch_or(T* dest, T value, int pe, const char* call) {
     return detail::amo(dest, AmoOp::Or, value, T{}, pe, call);
 }
 template <class T> void atomic_or(T* dest, T value, int pe, const char* call) {
-    detail::amo(dest, AmoOp::Or, value, T{}, pe, call);
+    detail::amo(dest, AmoOp::Or, value, T{}, pe, call, false);
 }
 template <class T> T atomic_fetch_xor(T* dest, T value, int pe, const char* call) {
     return detail::amo(dest, AmoOp::Xor, value, T{}, pe, call);
 }
 template <class T> void atomic_xor(T* dest, T value, int pe, const char* call) {
-    detail::amo(dest, AmoOp::Xor, value, T{}, pe, call);
+    detail::amo(dest, AmoOp::Xor, value, T{}, pe, call, false);
 }
 
 // Every route that exists today completes an AMO before returning, so the

@@ -3,7 +3,9 @@
 #include "core/log.hpp"
 #include "core/wait.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,6 +59,7 @@ Result<void> Runtime::init(int requested) {
     g_runtime = rt;
     auto r = rt->start(requested);
     if (!r) {
+        g_state.net_progress = nullptr;
         g_runtime = nullptr;
         // The bootstrap stays alive so that the caller can still end the job.
         return r;
@@ -133,6 +136,7 @@ Result<void> Runtime::start(int requested) {
     auto mem = SymmetricMemory::create(cfg_, *boot_, device_.get());
     if (!mem) return mem.error();
     memory_ = std::move(*mem);
+    if (auto r = start_network(); !r) return r.error();
     if (device_) {
         auto proxy = Proxy::create(cfg_, *device_, *memory_);
         if (!proxy) return proxy.error();
@@ -160,13 +164,65 @@ void Runtime::print_info() const {
                          device_->report().driver);
     else
         s += fmt::format("Vulkan device: none ({})\n", no_device_reason_);
-    const char* names[] = {"host heap", "device heap", "static data"};
     for (int sp = 0; sp < kSpaceCount; ++sp)
-        s += fmt::format("{}: {} bytes, {}\n", names[sp], memory_->heap_size(static_cast<Space>(sp)),
+        s += fmt::format("{}: {} bytes, {}\n", kSpaceNames[sp], memory_->heap_size(static_cast<Space>(sp)),
                          memory_->description(static_cast<Space>(sp)));
+    s += fmt::format("Network: {}\n", net_reason_);
     s += "Environment:\n" + env_reference(false, &cfg_);
     std::fputs(s.c_str(), stdout);
     std::fflush(stdout);
+}
+
+Result<void> Runtime::start_network() {
+    const int n = g_state.n_pes, me = g_state.my_pe;
+    const std::string& want = cfg_.VKSHMEM_NETWORK;
+    if (want != "auto" && want != "ucx" && want != "none")
+        return make_error(fmt::format("VKSHMEM_NETWORK={} is not a transport of this version: use auto, ucx or none",
+                                      want));
+    std::vector<bool> remote(static_cast<std::size_t>(n), cfg_.VKSHMEM_FORCE_NETWORK);
+    const auto& local = boot_->local_peers();
+    int off_node = 0;
+    for (int pe = 0; pe < n; ++pe) {
+        const bool here = std::find(local.begin(), local.end(), pe) != local.end();
+        if (!here) remote[static_cast<std::size_t>(pe)] = true, ++off_node;
+    }
+    remote[static_cast<std::size_t>(me)] = false;
+    const bool needed = std::find(remote.begin(), remote.end(), true) != remote.end();
+    if (!needed || want == "none") {
+        net_reason_ = !needed ? "none: every PE is on this node" : "none: VKSHMEM_NETWORK=none";
+        return {}; // PEs off this node then stay unreachable, reported at first access
+    }
+    auto t = net::make_ucx(me, n);
+    if (!t)
+        return make_error(fmt::format("{} PEs are on other nodes{}, and UCX cannot run: {}", off_node,
+                                      cfg_.VKSHMEM_FORCE_NETWORK ? " (or VKSHMEM_FORCE_NETWORK=1)" : "",
+                                      t.error().message));
+    net_ = std::move(*t);
+    // Every space this PE's CPU addresses as ordinary memory; a GPU's device
+    // heap is not (its owner's proxy serves it).
+    for (int s = 0; s < kSpaceCount; ++s) {
+        const SpaceView& v = g_state.space[s];
+        if (!v.size || v.route[me] != Route::Direct) continue;
+        if (auto r = net_->register_segment(s, reinterpret_cast<void*>(v.lo), v.size); !r)
+            return make_error(fmt::format("registering the {} with {}: {}", kSpaceNames[s], net_->name(),
+                                          r.error().message));
+    }
+    if (auto r = net_->connect(*boot_, remote); !r) return r.error();
+    for (int pe = 0; pe < n; ++pe)
+        for (int s = 0; s < kSpaceCount; ++s)
+            if (remote[static_cast<std::size_t>(pe)] && net_->reach(pe, s))
+                memory_->set_route(pe, static_cast<Space>(s), Route::Network);
+    g_state.net_progress = [] { g_runtime->network()->progress(); };
+    net_reason_ = fmt::format("{}: {}; {} of {} PEs reached through it{}", net_->name(), net_->describe(),
+                              std::count(remote.begin(), remote.end(), true), n,
+                              cfg_.VKSHMEM_FORCE_NETWORK ? " (VKSHMEM_FORCE_NETWORK=1)" : "");
+    return {};
+}
+
+void Runtime::quiet() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (net_)
+        if (auto r = net_->quiet(); !r) fatal("shmem_quiet", "{}", r.error().message);
 }
 
 void Runtime::barrier_all() {
@@ -174,14 +230,22 @@ void Runtime::barrier_all() {
     // for PE (me - 2^r) mod n. Counters only grow, so nothing is reset and a
     // fast PE's next barrier cannot be confused with this one.
     const int n = g_state.n_pes, me = g_state.my_pe;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    quiet(); // the barrier completes this PE's puts and AMOs first
     if (n == 1) return;
     const std::uint64_t epoch = ++barrier_epoch_;
     InternalArea* mine = memory_->internal(me);
     int r = 0;
     for (int dist = 1; dist < n; dist <<= 1, ++r) {
-        InternalArea* peer = memory_->internal((me + dist) % n);
-        std::atomic_ref<std::uint64_t>(peer->barrier[r].value).fetch_add(1, std::memory_order_release);
+        const int pe = (me + dist) % n;
+        if (g_state.space[kHostHeap].route[pe] == Route::Network) {
+            const std::uint64_t off = offsetof(InternalArea, barrier) + r * sizeof(InternalArea::Flag);
+            auto a = net_->amo(pe, kHostHeap, off, net::AmoOp::Add, 8, 1, 0, false);
+            if (!a) fatal("shmem_barrier_all", "{}", a.error().message);
+            if (auto q = net_->quiet(); !q) fatal("shmem_barrier_all", "{}", q.error().message);
+        } else {
+            InternalArea* peer = memory_->internal(pe);
+            std::atomic_ref<std::uint64_t>(peer->barrier[r].value).fetch_add(1, std::memory_order_release);
+        }
         std::atomic_ref<std::uint64_t> flag(mine->barrier[r].value);
         wait_for([&] { return flag.load(std::memory_order_acquire) >= epoch; });
     }
@@ -262,6 +326,8 @@ void Runtime::finalize() {
     rt->barrier_all();
     g_state.initialized = false;
     rt->proxy_.reset();
+    g_state.net_progress = nullptr;
+    rt->net_.reset(); // collective: closes every connection
     rt->memory_.reset();
     rt->device_.reset();
     g_runtime = nullptr;

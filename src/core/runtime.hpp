@@ -6,6 +6,7 @@
 #include "core/config.hpp"
 #include "memory/symmetric.hpp"
 #include "proxy/proxy.hpp"
+#include "transports/transport.hpp"
 #include "vulkan/device.hpp"
 
 #include <atomic>
@@ -29,11 +30,14 @@ public:
     VulkanDevice* device() { return device_.get(); }
     SymmetricMemory& memory() { return *memory_; }
     Proxy* proxy() { return proxy_.get(); } // null without a Vulkan device
+    net::Transport* network() { return net_.get(); } // null when no PE is reached over a network
     int thread_level() const { return thread_level_; }
     const std::string& no_device_reason() const { return no_device_reason_; }
 
     // barrier over all PEs (the dissemination flags of the InternalArea).
     void barrier_all();
+    // Completes this PE's puts and AMOs (shmem_quiet).
+    void quiet();
     // Collective allocation with the spec's closing barrier; `call` names the
     // routine for messages.
     void* allocate(Space s, std::size_t size, std::size_t align, const char* call);
@@ -50,12 +54,16 @@ private:
     // memcpy within one space of this PE, by the device where the CPU cannot map it.
     void copy_within(Space s, void* dst, const void* src, std::size_t n, const char* call);
     void print_info() const;
+    // Starts the network transport where some PE needs it (VKSHMEM_NETWORK).
+    Result<void> start_network();
 
     Config cfg_;
     std::unique_ptr<Bootstrap> boot_;
     std::unique_ptr<VulkanDevice> device_;
     std::unique_ptr<SymmetricMemory> memory_;
     std::unique_ptr<Proxy> proxy_;
+    std::unique_ptr<net::Transport> net_;
+    std::string net_reason_; // why that transport (or none)
     int thread_level_ = 0;
     std::string no_device_reason_;
     std::uint64_t barrier_epoch_ = 0;

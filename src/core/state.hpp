@@ -10,6 +10,7 @@ namespace vkshmem {
 
 // Symmetric spaces. The order is the order translate() tries them in.
 enum Space : int { kHostHeap = 0, kDeviceHeap = 1, kStaticData = 2, kSpaceCount = 3 };
+inline constexpr const char* kSpaceNames[kSpaceCount] = {"host heap", "device heap", "static data"};
 
 // How this PE reaches one (peer, space). Computed at init (DESIGN §2).
 enum class Route : std::uint8_t {
@@ -17,6 +18,7 @@ enum class Route : std::uint8_t {
     Direct,    // mapped, cached memory: memcpy, loads, stores and CPU atomics
     BarWrite,  // mapped device memory (resizable BAR): stores only; reads and AMOs use the device
     Proxy,     // only the owner reaches it: active messages to its proxy (proxy/am.hpp)
+    Network,   // the network transport (transports/transport.hpp)
 };
 
 struct SpaceView {
@@ -37,6 +39,9 @@ struct FastState {
     // >0: threads that serve or wait on a proxy sleep this long instead of
     // yielding (proxy_pause, wait.hpp); set where this PE's kernels run on the CPU.
     long proxy_nap_ns = 0;
+    // Set while a network transport runs: progresses it from a PE's waits,
+    // so incoming operations need no thread wake-up (wait.hpp).
+    void (*net_progress)() = nullptr;
     // Some space of this PE has no CPU mapping (a GPU's shared device heap):
     // local source and destination buffers must then be checked too.
     bool local_unmapped = false;

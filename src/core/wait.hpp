@@ -21,6 +21,7 @@ inline void cpu_relax() {
 template <class Pred> void wait_for(Pred done) {
     std::int64_t spins = 0;
     while (!done()) {
+        if (g_state.net_progress) g_state.net_progress();
         if (spins < g_state.spin_before_yield) {
             ++spins;
             cpu_relax();

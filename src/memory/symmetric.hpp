@@ -49,6 +49,8 @@ public:
     // HLSL device library binds these as descriptors. Null if none.
     const DeviceMemory* shader_memory(int pe, Space s) const;
     std::size_t heap_size(Space s) const { return g_state.space[s].size; }
+    // Reroutes (pe, s): the network transport reaches it.
+    void set_route(int pe, Space s, Route r) { route_[s][static_cast<std::size_t>(pe)] = r; }
     // "memfd+VK_EXT_external_memory_host", "DEVICE_LOCAL|HOST_VISIBLE OPAQUE_FD" ...
     const std::string& description(Space s) const { return desc_[s]; }
 

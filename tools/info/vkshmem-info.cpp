@@ -2,6 +2,7 @@
 // devices with the capabilities that decide the routes (DESIGN §1), heaps,
 // transports and the environment table. Runs without a launcher.
 #include "core/config.hpp"
+#include "transports/transport.hpp"
 #include "vulkan/device.hpp"
 
 #include <cstdio>
@@ -112,7 +113,19 @@ int main(int argc, char** argv) {
     std::puts("Transports:");
     std::puts("  shm (chosen for node-local PEs): host heaps and static data by memfd passing; device heaps by "
               "OPAQUE_FD import between PEs on one device (same deviceUUID)");
-    std::puts("  network: none in this build; every PE of a job must run on one node");
+    {
+        auto ucx = net::make_ucx(0, 1);
+        if (ucx) std::printf("  ucx: available: %s\n", (*ucx)->describe().c_str());
+        else std::printf("  ucx: not available: %s\n", ucx.error().message.c_str());
+        const std::string& want = cfg.VKSHMEM_NETWORK;
+        if (want == "none")
+            std::puts("  network: none (VKSHMEM_NETWORK=none): PEs on other nodes are unreachable");
+        else if (!ucx)
+            std::puts("  network: none works here: a job must run on one node");
+        else
+            std::printf("  network: ucx (VKSHMEM_NETWORK=%s) for PEs on other nodes%s\n", want.c_str(),
+                        cfg.VKSHMEM_FORCE_NETWORK ? ", and for node-local PEs too (VKSHMEM_FORCE_NETWORK=1)" : "");
+    }
     std::puts("Bootstrap: PMIx (oshrun, mpirun, prterun, srun --mpi=pmix); a singleton without a launcher");
     std::puts("Environment:");
     std::fputs(env_reference(false, &cfg).c_str(), stdout);

@@ -1,0 +1,69 @@
+// The network transport interface (DESIGN §4): what the core asks of UCX or
+// libfabric to reach PEs whose memory it cannot map. A transport sees bytes,
+// widths and operation codes, never the C API: offsets into a PE's segments
+// (the host heap, the device heap, the program's static data), which each PE
+// registers and whose keys the transport exchanges itself at connect().
+//
+// Completion: put() returns once the source may be reused, get() and amo()
+// once their results are here; quiet() returns once every put and AMO this
+// PE issued is complete at its target, fence() orders those before later
+// ones to the same PE. Every operation may be called from any thread.
+#pragma once
+
+#include "core/result.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vkshmem {
+
+class Bootstrap;
+
+namespace net {
+
+// The operation codes of api::detail::AmoOp, in the same order.
+enum class AmoOp : std::uint8_t { Fetch, Set, Swap, CompareSwap, Add, And, Or, Xor };
+
+struct Caps {
+    unsigned amo_widths = 0; // bit w set: AMOs of w bytes (4, 8) on every operation
+};
+
+class Transport {
+public:
+    virtual ~Transport() = default;
+    virtual const char* name() const = 0;
+    virtual const Caps& caps() const = 0;
+
+    // Before connect(): offers [addr, addr + size) as segment `space` of this
+    // PE (a space with size 0 or null address is not offered). The transport
+    // registers what it can; the error says why not.
+    virtual Result<void> register_segment(int space, void* addr, std::size_t size) = 0;
+    // Collective over every PE: exchanges addresses and keys, and opens a
+    // connection to each PE in `peers` (a vector of n_pes flags).
+    virtual Result<void> connect(Bootstrap& boot, const std::vector<bool>& peers) = 0;
+    // Whether `pe`'s segment `space` was registered and is reachable.
+    virtual bool reach(int pe, int space) const = 0;
+
+    virtual Result<void> put(int pe, int space, std::uint64_t offset, const void* src, std::size_t n) = 0;
+    virtual Result<void> get(int pe, int space, std::uint64_t offset, void* dst, std::size_t n) = 0;
+    // A native AMO (width in caps().amo_widths); returns the old value for
+    // fetching operations (Fetch, Swap, CompareSwap, and any when fetch is set).
+    virtual Result<std::uint64_t> amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                                      std::uint64_t operand, std::uint64_t cond, bool fetch) = 0;
+    virtual Result<void> fence() = 0;
+    virtual Result<void> quiet() = 0;
+    // Carries out what arrived, if no other thread is at it (a PE's waits
+    // call this; a transport's own thread does it otherwise).
+    virtual void progress() = 0;
+    // For vkshmem-info and debug logs: library version, devices, settings.
+    virtual std::string describe() const = 0;
+};
+
+// The UCX transport (ucx/ucx.cpp); the error says why it cannot run here.
+Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes);
+
+} // namespace net
+} // namespace vkshmem
