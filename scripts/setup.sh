@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake g++ ninja-build pkg-config python3 git procps psmisc
+  cmake g++ ninja-build pkg-config python3 git procps psmisc iproute2 util-linux
   libvulkan-dev vulkan-tools mesa-vulkan-drivers
   glslang-tools glslc spirv-tools
   libpmix-dev openmpi-bin libopenmpi-dev

@@ -222,13 +222,8 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
     bool static_symmetric = true;
     for (const auto& pi : all) static_symmetric &= pi.static_size == me.static_size && pi.static_size != 0;
 
-    std::vector<bool> local(static_cast<std::size_t>(n_pes_), false);
-    for (int p : peers) local[static_cast<std::size_t>(p)] = true;
-    for (int p = 0; p < n_pes_; ++p)
-        if (!local[static_cast<std::size_t>(p)])
-            return make_error(fmt::format("PE {} runs on host {}, which this PE ({}) cannot reach: this build "
-                                          "connects node-local PEs only; run every PE on one node",
-                                          p, all[static_cast<std::size_t>(p)].host, me.host));
+    // PEs on other nodes keep route None here; the network transport, if
+    // one runs, reroutes them (Runtime::start_network).
 
     // Serve our fds to every node-local peer while fetching theirs.
     if (peers.size() > 1) {

@@ -32,6 +32,8 @@ namespace spmd {
 // ---- PE identity (cached after shmem_init) --------------------------------------------------
 int me();
 int npes();
+// Whether `pe` runs on this PE's node (same host name): shmem_ptr reaches exactly those.
+bool same_node(int pe);
 inline int right(int shift = 1) { return (me() + shift) % npes(); }
 inline int left(int shift = 1) { return ((me() - shift) % npes() + npes()) % npes(); }
 

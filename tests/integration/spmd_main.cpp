@@ -72,8 +72,32 @@ std::uint64_t pick_seed() {
     return s;
 }
 
+// Each PE's host name (a hash of it), gathered once: which PEs share this PE's node.
+std::vector<std::uint64_t> g_node_of;
+
+void gather_nodes() {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    std::uint64_t h = 1469598103934665603ull; // FNV-1a
+    for (const char* c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+    auto* all = static_cast<std::uint64_t*>(shmem_malloc(sizeof(std::uint64_t) * static_cast<std::size_t>(g_npes)));
+    if (!all) {
+        std::fprintf(stderr, "[spmd] PE %d: shmem_malloc for the host names returned NULL\n", g_me);
+        shmem_global_exit(2);
+    }
+    for (int pe = 0; pe < g_npes; ++pe) shmem_uint64_p(all + g_me, h, pe);
+    shmem_barrier_all();
+    g_node_of.resize(static_cast<std::size_t>(g_npes));
+    std::uint64_t* mine = static_cast<std::uint64_t*>(shmem_ptr(all, g_me));
+    for (int pe = 0; pe < g_npes; ++pe)
+        g_node_of[static_cast<std::size_t>(pe)] = mine ? mine[pe] : shmem_uint64_g(all + pe, g_me);
+    shmem_barrier_all();
+    shmem_free(all);
+}
+
 } // namespace
 
+bool same_node(int pe) { return g_node_of[static_cast<std::size_t>(pe)] == g_node_of[static_cast<std::size_t>(g_me)]; }
 int me() { return g_me; }
 int npes() { return g_npes; }
 std::uint64_t seed() { return g_seed; }
@@ -400,6 +424,7 @@ int main(int argc, char** argv) {
 
     install_crash_handlers();
     spmd::g_seed = spmd::pick_seed();
+    spmd::gather_nodes();
     spmd::g_rng.seed(spmd::mix(spmd::g_seed ^ spmd::mix(static_cast<std::uint64_t>(spmd::g_me) + 1)));
     spmd::g_shared_rng.seed(spmd::g_seed);
     spmd::g_poison = static_cast<unsigned char>(spmd::mix(spmd::g_seed ^ 0x706f69736f6eull) % 253 + 1);
