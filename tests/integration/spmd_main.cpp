@@ -87,10 +87,7 @@ void gather_nodes() {
     }
     for (int pe = 0; pe < g_npes; ++pe) shmem_uint64_p(all + g_me, h, pe);
     shmem_barrier_all();
-    g_node_of.resize(static_cast<std::size_t>(g_npes));
-    std::uint64_t* mine = static_cast<std::uint64_t*>(shmem_ptr(all, g_me));
-    for (int pe = 0; pe < g_npes; ++pe)
-        g_node_of[static_cast<std::size_t>(pe)] = mine ? mine[pe] : shmem_uint64_g(all + pe, g_me);
+    g_node_of.assign(all, all + g_npes); // this PE's own host heap: plain memory
     shmem_barrier_all();
     shmem_free(all);
 }
