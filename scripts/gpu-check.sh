@@ -65,6 +65,7 @@ run)
         local start=$SECONDS
         if env "$@" timeout 150 "$bin/oshrun" -np "$np" -x LD_LIBRARY_PATH "$t" >"$log" 2>&1; then
             echo "PASS $(basename "$t") $label ($((SECONDS - start)) s)"
+            grep -h "^\[shaders" "$log" | sed 's/^/    /'
         else
             echo "FAIL $(basename "$t") $label ($((SECONDS - start)) s)"; tail -20 "$log"; fails=$((fails + 1))
         fi

@@ -8,6 +8,7 @@
 
 #include "vkshmem_abi.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
@@ -22,6 +23,14 @@ template <class T> std::atomic_ref<T> at(char* base, std::size_t off) {
     return std::atomic_ref<T>(*reinterpret_cast<T*>(base + off));
 }
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) & ~(a - 1); }
+
+// VKSHMEM_DEVICE_WAIT_POLLS=0. lavapipe ends every loop after 65,535 iterations, so a wait there
+// has 60,000 polls with a long back-off (about 100 ms). A GPU's polls are short, and a host write
+// that a GPU's cache already holds reaches a polling shader only about 13 ms later (NVIDIA, DESIGN
+// §1): a million polls is far above that and below the time a driver lets a kernel run.
+std::int64_t default_wait_polls(const VulkanDevice& dev) {
+    return dev.report().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? 60000 : 1000000;
+}
 } // namespace
 
 Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& dev, SymmetricMemory& mem) {
@@ -54,7 +63,8 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     st->peers = a + L.peers;
     st->ring = a + L.ring;
     st->flags = cfg.VKSHMEM_FORCE_PROXY ? VKSHMEM_FLAG_FORCE_PROXY : 0;
-    st->wait_polls = static_cast<std::uint32_t>(std::max<std::int64_t>(cfg.VKSHMEM_DEVICE_WAIT_POLLS, 1));
+    st->wait_polls = static_cast<std::uint32_t>(std::clamp<std::int64_t>(
+        cfg.VKSHMEM_DEVICE_WAIT_POLLS > 0 ? cfg.VKSHMEM_DEVICE_WAIT_POLLS : default_wait_polls(dev), 1, UINT32_MAX));
     auto* peers = reinterpret_cast<vkshmem_peer_layout*>(p->base_ + L.peers);
     for (int pe = 0; pe < n; ++pe) {
         peers[pe].host_base = mem.device_address(pe, kHostHeap);

@@ -34,6 +34,8 @@ int me();
 int npes();
 // Whether `pe` runs on this PE's node (same host name): shmem_ptr reaches exactly those.
 bool same_node(int pe);
+// Collective: every PE's `mine`, indexed by PE.
+std::vector<std::uint64_t> gather(std::uint64_t mine);
 inline int right(int shift = 1) { return (me() + shift) % npes(); }
 inline int left(int shift = 1) { return ((me() - shift) % npes() + npes()) % npes(); }
 

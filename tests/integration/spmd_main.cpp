@@ -80,19 +80,24 @@ void gather_nodes() {
     gethostname(name, sizeof name - 1);
     std::uint64_t h = 1469598103934665603ull; // FNV-1a
     for (const char* c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-    auto* all = static_cast<std::uint64_t*>(shmem_malloc(sizeof(std::uint64_t) * static_cast<std::size_t>(g_npes)));
-    if (!all) {
-        std::fprintf(stderr, "[spmd] PE %d: shmem_malloc for the host names returned NULL\n", g_me);
-        shmem_global_exit(2);
-    }
-    for (int pe = 0; pe < g_npes; ++pe) shmem_uint64_p(all + g_me, h, pe);
-    shmem_barrier_all();
-    g_node_of.assign(all, all + g_npes); // this PE's own host heap: plain memory
-    shmem_barrier_all();
-    shmem_free(all);
+    g_node_of = gather(h);
 }
 
 } // namespace
+
+std::vector<std::uint64_t> gather(std::uint64_t mine) {
+    auto* all = static_cast<std::uint64_t*>(shmem_malloc(sizeof(std::uint64_t) * static_cast<std::size_t>(g_npes)));
+    if (!all) {
+        std::fprintf(stderr, "[spmd] PE %d: shmem_malloc for a gather returned NULL\n", g_me);
+        shmem_global_exit(2);
+    }
+    for (int pe = 0; pe < g_npes; ++pe) shmem_uint64_p(all + g_me, mine, pe);
+    shmem_barrier_all();
+    std::vector<std::uint64_t> v(all, all + g_npes); // this PE's own host heap: plain memory
+    shmem_barrier_all();
+    shmem_free(all);
+    return v;
+}
 
 bool same_node(int pe) { return g_node_of[static_cast<std::size_t>(pe)] == g_node_of[static_cast<std::size_t>(g_me)]; }
 int me() { return g_me; }

@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdarg>
 #include <cstdint>
@@ -18,19 +19,27 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace shader_test {
 
 // Whether the device library counts loop iterations here: only where the runtime specialises
 // pipelines for lavapipe, whose loops stop silently after 65,535 iterations (shaders/README.md).
-inline bool loop_budget_applies() {
-    VkPhysicalDeviceDriverProperties drv{};
-    drv.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+// One extension structure of this PE's physical device's properties (sType `type`).
+template <class T> T device_properties(VkStructureType type) {
+    T ext{};
+    ext.sType = type;
     VkPhysicalDeviceProperties2 p2{};
     p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-    p2.pNext = &drv;
+    p2.pNext = &ext;
     vkGetPhysicalDeviceProperties2(vkshmemx_vk_physical_device(), &p2);
-    return drv.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
+    ext.pNext = nullptr;
+    return ext;
+}
+
+inline bool loop_budget_applies() {
+    return device_properties<VkPhysicalDeviceDriverProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES)
+               .driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
 }
 
 // Mirrors `Rec` in common.glsl (std430: 64 bytes).
@@ -71,24 +80,63 @@ inline bool force_proxy() {
     return e && *e && std::strcmp(e, "0") != 0;
 }
 
-// Device-side waits for another PE's running shader need the PEs' shaders to run at the same
-// time: on a CPU device (lavapipe, one process and one worker thread per PE) when there are at
-// least as many CPUs as PEs; not for PEs sharing a GPU, whose kernels the driver time-slices
-// (measured on an H200): there, as on an oversubscribed CPU, the wait outlasts its bound.
-// Returns why a test that needs it cannot run here, or null.
-inline const char* why_not_concurrent() {
-    if (spmd::npes() == 1) return nullptr;
-    VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(vkshmemx_vk_physical_device(), &props);
-    if (props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return "PEs that share a GPU do not run their shaders at once";
-    if (sysconf(_SC_NPROCESSORS_ONLN) < spmd::npes()) return "more PEs than CPUs: their shaders do not run at once";
-    return nullptr;
-}
-
 // VKSHMEM_SHARE_DEVICE_HEAPS=0: peers' device heaps are reached through their proxies only.
 inline bool device_heaps_unshared() {
     const char* e = std::getenv("VKSHMEM_SHARE_DEVICE_HEAPS");
     return e && std::strcmp(e, "0") == 0;
+}
+
+// Whether this PE's Vulkan device is a GPU (not a CPU driver such as lavapipe).
+inline bool on_gpu() {
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(vkshmemx_vk_physical_device(), &props);
+    return props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
+// Each PE's Vulkan device: its node and device UUID, hashed. Collective the first time: call it
+// from every PE.
+inline const std::vector<std::uint64_t>& device_of() {
+    static const std::vector<std::uint64_t> all = [] {
+        const auto id = device_properties<VkPhysicalDeviceIDProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES);
+        char host[256] = {};
+        gethostname(host, sizeof host - 1);
+        std::uint64_t h = 1469598103934665603ull; // FNV-1a of host name and UUID
+        for (const char* c = host; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+        for (unsigned char c : id.deviceUUID) h = (h ^ c) * 1099511628211ull;
+        return spmd::gather(h);
+    }();
+    return all;
+}
+inline bool same_device(int pe) {
+    return device_of()[static_cast<std::size_t>(pe)] == device_of()[static_cast<std::size_t>(spmd::me())];
+}
+
+// Device-side waits for another PE's running shader need the PEs' shaders to run at the same
+// time: on a CPU device (lavapipe, one process and one worker thread per PE) when there are at
+// least as many CPUs as PEs; on GPUs when no two PEs share one, since a GPU's driver time-slices
+// the kernels of separate processes (measured on an H200): there, as on an oversubscribed CPU, the
+// wait outlasts its bound. Returns why a test that needs it cannot run here, or null. Collective.
+inline const char* why_not_concurrent() {
+    (void)device_of();
+    if (spmd::npes() == 1) return nullptr;
+    if (on_gpu()) {
+        std::vector<std::uint64_t> d = device_of();
+        std::sort(d.begin(), d.end());
+        if (std::adjacent_find(d.begin(), d.end()) != d.end()) return "PEs that share a GPU do not run their shaders at once";
+        return nullptr;
+    }
+    if (sysconf(_SC_NPROCESSORS_ONLN) < spmd::npes()) return "more PEs than CPUs: their shaders do not run at once";
+    return nullptr;
+}
+
+// Whether a shader of this PE addresses `pe`'s objects in space `s` directly (vkshmem_ptr is not
+// 0): not through the proxy, and the memory mapped on this device. Collective the first time.
+inline bool shader_reaches(spmd::Space s, int pe) {
+    (void)device_of(); // collective the first time: not behind a condition
+    if (force_proxy()) return false;
+    if (pe == spmd::me()) return true;
+    if (!spmd::same_node(pe)) return false;
+    return s == spmd::Space::Host || (!device_heaps_unshared() && same_device(pe));
 }
 
 // One embedded test kernel (the <target>_kernels.hpp of each test program lists them).

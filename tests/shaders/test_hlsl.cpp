@@ -405,8 +405,7 @@ TEST_CASE("HLSL: put_signal (SET, ADD, through the proxy where 32-bit atomics ca
         const std::uint64_t right_addr = in[2];
         INFO("symmetric space: " << spmd::name(s));
         // The right neighbour's object by address: none where the proxy must carry everything.
-        if (force_proxy() || (s == Space::Device && device_heaps_unshared() && spmd::right() != me))
-            REQUIRE(right_addr == 0);
+        if (!shader_reaches(s, spmd::right())) REQUIRE(right_addr == 0);
         else REQUIRE(right_addr != 0);
         REQUIRE(spmd::local_get(flag.get()) == 0x1234567800000001ull);
         std::vector<unsigned char> fexp(256);
@@ -420,6 +419,16 @@ TEST_CASE("HLSL: put_signal (SET, ADD, through the proxy where 32-bit atomics ca
 TEST_CASE("HLSL: shmem_barrier_all_wg, 3 rounds; both heaps", "[hlsl]") {
     if (const char* why = why_not_concurrent()) {
         report("skipped the HLSL barrier test: %s", why);
+        return;
+    }
+    bool other_devices = false;
+    for (int pe = 0; pe < spmd::npes(); ++pe) other_devices = other_devices || !same_device(pe);
+    if (on_gpu() && (force_proxy() || other_devices)) {
+        // Through the proxy, or from another GPU, the counter's adds are writes behind this GPU's
+        // cache (host heap) or device atomics that the HLSL library cannot carry out from its
+        // waits (device heap: the AMO mailbox), so the running barrier need not see them
+        // (shaders/README.md, "Host and shaders").
+        report("skipped the HLSL barrier test: on a GPU, through the proxy or across GPUs");
         return;
     }
     const Kernel k(kernel_spv("hlsl_ops_barrier_0"));
