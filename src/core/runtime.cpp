@@ -173,12 +173,32 @@ void Runtime::print_info() const {
     std::fflush(stdout);
 }
 
+Result<std::unique_ptr<net::Transport>> Runtime::make_transport() const {
+    const std::string& want = cfg_.VKSHMEM_NETWORK;
+    auto ofi = [&] {
+        return net::make_ofi(g_state.my_pe, g_state.n_pes, cfg_.VKSHMEM_OFI_PROVIDER, cfg_.VKSHMEM_OFI_ATOMICS);
+    };
+    if (want == "ofi") {
+        auto t = ofi();
+        if (!t) return Error{fmt::format("VKSHMEM_NETWORK=ofi: {}", t.error().message)};
+        return t;
+    }
+    auto u = net::make_ucx(g_state.my_pe, g_state.n_pes);
+    if (u || want == "ucx") {
+        if (!u) return Error{fmt::format("VKSHMEM_NETWORK=ucx: {}", u.error().message)};
+        return u;
+    }
+    auto t = ofi(); // auto: libfabric where UCX cannot start
+    if (!t) return Error{fmt::format("UCX: {}; libfabric: {}", u.error().message, t.error().message)};
+    return t;
+}
+
 Result<void> Runtime::start_network() {
     const int n = g_state.n_pes, me = g_state.my_pe;
     const std::string& want = cfg_.VKSHMEM_NETWORK;
-    if (want != "auto" && want != "ucx" && want != "none")
-        return make_error(fmt::format("VKSHMEM_NETWORK={} is not a transport of this version: use auto, ucx or none",
-                                      want));
+    if (want != "auto" && want != "ucx" && want != "ofi" && want != "none")
+        return make_error(
+            fmt::format("VKSHMEM_NETWORK={} is not a transport of this version: use auto, ucx, ofi or none", want));
     std::vector<bool> remote(static_cast<std::size_t>(n), cfg_.VKSHMEM_FORCE_NETWORK);
     const auto& local = boot_->local_peers();
     int off_node = 0;
@@ -192,9 +212,9 @@ Result<void> Runtime::start_network() {
         net_reason_ = !needed ? "none: every PE is on this node" : "none: VKSHMEM_NETWORK=none";
         return {}; // PEs off this node then stay unreachable, reported at first access
     }
-    auto t = net::make_ucx(me, n);
+    auto t = make_transport();
     if (!t)
-        return make_error(fmt::format("{} PEs are on other nodes{}, and UCX cannot run: {}", off_node,
+        return make_error(fmt::format("{} PEs are on other nodes{}, and no network transport can run: {}", off_node,
                                       cfg_.VKSHMEM_FORCE_NETWORK ? " (or VKSHMEM_FORCE_NETWORK=1)" : "",
                                       t.error().message));
     net_ = std::move(*t);

@@ -56,6 +56,8 @@ private:
     void print_info() const;
     // Starts the network transport where some PE needs it (VKSHMEM_NETWORK).
     Result<void> start_network();
+    // The transport VKSHMEM_NETWORK asks for (auto: UCX, else libfabric).
+    Result<std::unique_ptr<net::Transport>> make_transport() const;
 
     Config cfg_;
     std::unique_ptr<Bootstrap> boot_;

@@ -64,6 +64,10 @@ public:
 
 // The UCX transport (ucx/ucx.cpp); the error says why it cannot run here.
 Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes);
+// The libfabric transport (ofi/ofi.cpp): `provider` as FI_PROVIDER names it
+// (empty: libfabric's first choice); `atomics` auto, native or messages.
+Result<std::unique_ptr<Transport>> make_ofi(int my_pe, int n_pes, const std::string& provider,
+                                            const std::string& atomics);
 
 } // namespace net
 } // namespace vkshmem

@@ -117,13 +117,21 @@ int main(int argc, char** argv) {
         auto ucx = net::make_ucx(0, 1);
         if (ucx) std::printf("  ucx: available: %s\n", (*ucx)->describe().c_str());
         else std::printf("  ucx: not available: %s\n", ucx.error().message.c_str());
+        auto ofi = net::make_ofi(0, 1, cfg.VKSHMEM_OFI_PROVIDER, cfg.VKSHMEM_OFI_ATOMICS);
+        if (ofi) std::printf("  ofi: available: %s\n", (*ofi)->describe().c_str());
+        else std::printf("  ofi: not available: %s\n", ofi.error().message.c_str());
         const std::string& want = cfg.VKSHMEM_NETWORK;
+        const char* pick = want == "ucx" ? (ucx ? "ucx" : nullptr)
+                           : want == "ofi" ? (ofi ? "ofi" : nullptr)
+                                           : (ucx ? "ucx" : ofi ? "ofi" : nullptr);
+        const char* why = want == "auto" ? (ucx ? "auto: UCX starts here" : "auto: UCX cannot start, libfabric can")
+                                         : "VKSHMEM_NETWORK";
         if (want == "none")
             std::puts("  network: none (VKSHMEM_NETWORK=none): PEs on other nodes are unreachable");
-        else if (!ucx)
-            std::puts("  network: none works here: a job must run on one node");
+        else if (!pick)
+            std::printf("  network: none works here (VKSHMEM_NETWORK=%s): a job must run on one node\n", want.c_str());
         else
-            std::printf("  network: ucx (VKSHMEM_NETWORK=%s) for PEs on other nodes%s\n", want.c_str(),
+            std::printf("  network: %s (%s) for PEs on other nodes%s\n", pick, why,
                         cfg.VKSHMEM_FORCE_NETWORK ? ", and for node-local PEs too (VKSHMEM_FORCE_NETWORK=1)" : "");
     }
     std::puts("Bootstrap: PMIx (oshrun, mpirun, prterun, srun --mpi=pmix); a singleton without a launcher");

@@ -8,6 +8,8 @@
 // when something arrives.
 #include "transports/transport.hpp"
 
+#include "transports/blob.hpp"
+
 #include "bootstrap/bootstrap.hpp"
 #include "core/log.hpp"
 #include "core/wait.hpp"
@@ -47,35 +49,6 @@ std::int64_t now_ns() {
 Error ucx_error(const char* what, ucs_status_t s) {
     return Error{fmt::format("UCX {}: {}", what, ucs_status_string(s))};
 }
-
-// Appends / reads plain values and byte strings of a connection blob.
-struct Writer {
-    std::vector<std::uint8_t> out;
-    template <class T> void value(T v) {
-        const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
-        out.insert(out.end(), p, p + sizeof v);
-    }
-    void bytes(const void* p, std::size_t n) {
-        value<std::uint64_t>(n);
-        out.insert(out.end(), static_cast<const std::uint8_t*>(p), static_cast<const std::uint8_t*>(p) + n);
-    }
-};
-struct Reader {
-    const std::uint8_t* p;
-    const std::uint8_t* end;
-    template <class T> T value() {
-        T v{};
-        if (end - p >= static_cast<std::ptrdiff_t>(sizeof v)) std::memcpy(&v, p, sizeof v);
-        p += sizeof v;
-        return v;
-    }
-    const std::uint8_t* bytes(std::size_t* n) {
-        *n = value<std::uint64_t>();
-        const std::uint8_t* b = p;
-        p += *n;
-        return p <= end ? b : nullptr;
-    }
-};
 
 // UCX's transport resources ("tcp/eth0 posix/memory ..."): the lines
 // "resource N : md M dev D flags -- tl/device" of ucp_context_print_info.
@@ -223,20 +196,13 @@ Result<void> Ucx::connect(Bootstrap& boot, const std::vector<bool>& peers) {
             if (rk) ucp_rkey_buffer_release(rk);
         }
     }
-    // Blobs differ in length: agree on the longest, then exchange them padded.
-    const std::uint64_t mine = w.out.size();
-    std::vector<std::uint64_t> lens(static_cast<std::size_t>(n_));
-    if (auto r = boot.allgather(&mine, sizeof mine, lens.data()); !r) return r;
-    std::uint64_t longest = 0;
-    for (auto l : lens) longest = std::max(longest, l);
-    w.out.resize(longest);
-    std::vector<std::uint8_t> all(longest * static_cast<std::size_t>(n_));
-    if (auto r = boot.allgather(w.out.data(), longest, all.data()); !r) return r;
+    Blobs blobs;
+    if (auto r = blobs.gather(boot, n_, std::move(w.out)); !r) return r;
 
     std::lock_guard lk(mu_);
     for (int pe = 0; pe < n_; ++pe) {
         if (!peers[static_cast<std::size_t>(pe)] || pe == me_) continue;
-        Reader rd{all.data() + longest * static_cast<std::size_t>(pe), all.data() + longest * (pe + 1u)};
+        Reader rd = blobs.of(pe);
         std::size_t alen = 0;
         const std::uint8_t* addr = rd.bytes(&alen);
         if (!addr) return Error{fmt::format("PE {}'s UCX address is malformed", pe)};

@@ -1,0 +1,656 @@
+// The libfabric transport: one RDM endpoint per PE with RMA and atomics.
+//
+// Every libfabric call is made under one mutex (the domain is opened
+// FI_THREAD_DOMAIN), by application threads and by the progress thread.
+// Operations are posted with FI_DELIVERY_COMPLETE, each with its own context,
+// and the caller waits for that context's completion (completions need not
+// come in the order operations were posted). Providers with manual progress (tcp;ofi_rxm, shm) need this PE's CPU
+// to serve what other PEs ask of it, so a progress thread polls while no
+// application thread does.
+//
+// Registration: every mode a provider may ask for is handled — keys chosen
+// by the provider or by us (FI_MR_PROV_KEY), remote addresses as virtual
+// addresses or offsets (FI_MR_VIRT_ADDR), memory regions bound to the
+// endpoint (FI_MR_ENDPOINT), and local registration (FI_MR_LOCAL: buffers
+// outside the registered segments pass through a registered bounce buffer).
+//
+// Atomics: native where the provider has every operation the API needs in 4
+// and 8 bytes (fi_query_atomic); otherwise, or with VKSHMEM_OFI_ATOMICS=messages,
+// each atomic is a message that the target PE's CPU carries out on its own
+// memory and answers, so all of them are atomic with each other and with the
+// target's own CPU atomics.
+#include "transports/transport.hpp"
+
+#include "bootstrap/bootstrap.hpp"
+#include "core/log.hpp"
+#include "transports/blob.hpp"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <sched.h>
+#include <thread>
+#include <time.h>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace vkshmem::net {
+namespace {
+
+constexpr int kSegments = 3;
+constexpr std::size_t kBounceBytes = 1 << 20;
+constexpr int kRecvs = 64;
+
+struct Remote {
+    std::uint64_t base = 0; // what remote addresses start from (base address or 0)
+    std::uint64_t size = 0;
+    std::uint64_t key = 0;
+    bool ok = false;
+};
+
+Error fi_error(const std::string& what, long rc) {
+    return Error{fmt::format("libfabric {}: {}", what, fi_strerror(static_cast<int>(rc < 0 ? -rc : rc)))};
+}
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// One posted operation: its context, and what its completion said.
+struct Op {
+    fi_context2 ctx{}; // first: the completion's op_context points here
+    bool done = false;
+    std::string error;
+};
+
+// An atomic as a message (the fallback) and its answer.
+struct AmoMsg {
+    std::uint8_t kind; // kRequest, kAnswer
+    std::uint8_t op;   // AmoOp
+    std::uint8_t width;
+    std::uint8_t space;
+    std::uint32_t from; // the requesting PE
+    std::uint64_t id;   // the requester's number for it
+    std::uint64_t offset;
+    std::uint64_t operand;
+    std::uint64_t cond;
+    std::uint64_t result; // the old value (answers)
+};
+static_assert(sizeof(AmoMsg) == 48);
+constexpr std::uint8_t kRequest = 1, kAnswer = 2;
+
+template <class T> T cpu_amo(void* p, AmoOp op, T x, T c) {
+    std::atomic_ref<T> w(*static_cast<T*>(p));
+    switch (op) {
+    case AmoOp::Fetch: return w.load();
+    case AmoOp::Set:
+    case AmoOp::Swap: return w.exchange(x);
+    case AmoOp::CompareSwap: w.compare_exchange_strong(c, x); return c;
+    case AmoOp::Add: return w.fetch_add(x);
+    case AmoOp::And: return w.fetch_and(x);
+    case AmoOp::Or: return w.fetch_or(x);
+    case AmoOp::Xor: return w.fetch_xor(x);
+    }
+    return 0;
+}
+
+class Ofi final : public Transport {
+public:
+    Ofi(int me, int n) : me_(me), n_(n), remote_(static_cast<std::size_t>(n)), addrs_(static_cast<std::size_t>(n)) {
+        caps_.amo_widths = (1u << 4) | (1u << 8);
+    }
+    ~Ofi() override;
+
+    Result<void> init(const std::string& provider, const std::string& atomics);
+    const char* name() const override { return "ofi"; }
+    const Caps& caps() const override { return caps_; }
+    Result<void> register_segment(int space, void* addr, std::size_t size) override;
+    Result<void> connect(Bootstrap& boot, const std::vector<bool>& peers) override;
+    bool reach(int pe, int space) const override { return remote_[static_cast<std::size_t>(pe)][space].ok; }
+    Result<void> put(int pe, int space, std::uint64_t offset, const void* src, std::size_t n) override {
+        return rma(true, pe, space, offset, static_cast<char*>(const_cast<void*>(src)), n);
+    }
+    Result<void> get(int pe, int space, std::uint64_t offset, void* dst, std::size_t n) override {
+        return rma(false, pe, space, offset, static_cast<char*>(dst), n);
+    }
+    Result<std::uint64_t> amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                              std::uint64_t operand, std::uint64_t cond, bool fetch) override;
+    Result<void> fence() override { return quiet(); } // quiet is cheap: posted operations are awaited anyway
+    Result<void> quiet() override;
+    void progress() override {
+        app_progress_ns_.store(now_ns(), std::memory_order_relaxed);
+        std::unique_lock lk(mu_, std::try_to_lock);
+        if (lk.owns_lock()) progress_locked();
+    }
+    std::string describe() const override { return desc_; }
+
+private:
+    Result<const Remote*> remote(int pe, int space, std::uint64_t offset, std::size_t n, const char* what);
+    // Posts one operation (f(context) returns a libfabric code), retrying
+    // while the provider is busy, and waits (progressing) for its completion.
+    template <class F> Result<void> run(F&& f, const char* what);
+    // Progresses until done() holds (checked under the mutex).
+    template <class D> void wait_until(D&& done);
+    Result<void> rma(bool is_put, int pe, int space, std::uint64_t offset, char* buf, std::size_t n);
+    Result<std::uint64_t> native_amo(const Remote& r, int pe, std::uint64_t offset, AmoOp op, unsigned width,
+                                     std::uint64_t operand, std::uint64_t cond, bool fetch);
+    Result<std::uint64_t> message_amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                                      std::uint64_t operand, std::uint64_t cond, bool fetch);
+    // The memory descriptor of a local buffer inside a registered segment (null otherwise).
+    void* local_desc(const void* p, std::size_t n) const;
+    void progress_locked();
+    void serve(const AmoMsg& m);
+    Result<void> post_recv(int i);
+    void progress_loop();
+
+    int me_, n_;
+    Caps caps_;
+    std::mutex mu_;
+    fi_info* info_ = nullptr;
+    fid_fabric* fabric_ = nullptr;
+    fid_domain* domain_ = nullptr;
+    fid_av* av_ = nullptr;
+    fid_cq* cq_ = nullptr;
+    fid_ep* ep_ = nullptr;
+    bool virt_addr_ = false, prov_key_ = false, mr_local_ = false, mr_endpoint_ = false;
+    std::array<fid_mr*, kSegments> mr_{};
+    std::array<void*, kSegments> seg_addr_{};
+    std::array<std::size_t, kSegments> seg_size_{};
+    std::vector<std::array<Remote, kSegments>> remote_;
+    std::vector<fi_addr_t> addrs_;
+    // FI_MR_LOCAL: the bounce buffer, its registration, and who uses it.
+    std::vector<unsigned char> bounce_;
+    fid_mr* bounce_mr_ = nullptr;
+    fid_mr* recv_mr_ = nullptr; // FI_MR_LOCAL: the receive buffers' registration
+    std::mutex bounce_mu_;
+    std::mutex amo_mu_;
+    std::string last_error_; // of what has no waiter (answers, receives)
+    // Atomics as messages.
+    bool messages_ = false;
+    std::array<AmoMsg, kRecvs> recv_{};
+    std::array<fi_context2, kRecvs> recv_ctx_{};
+    std::uint64_t next_id_ = 0;
+    std::uint64_t unanswered_ = 0;                        // requests sent, answers not yet in
+    std::unordered_map<std::uint64_t, std::uint64_t*> waiting_; // fetching requests: where the answer goes
+    std::deque<AmoMsg> to_send_;                          // answers the provider had no room for yet
+    std::thread progress_;
+    std::atomic<bool> stop_{false};
+    std::atomic<std::int64_t> app_progress_ns_{0};
+    Bootstrap* boot_ = nullptr;
+    std::string desc_;
+};
+
+Result<void> Ofi::init(const std::string& provider, const std::string& atomics) {
+    if (atomics != "auto" && atomics != "native" && atomics != "messages")
+        return Error{fmt::format("VKSHMEM_OFI_ATOMICS={} is not one of auto, native, messages", atomics)};
+    fi_info* hints = fi_allocinfo();
+    if (!hints) return Error{"fi_allocinfo: out of memory"};
+    hints->caps = FI_RMA | FI_ATOMIC | FI_MSG;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+    hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
+    int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info_);
+    if (rc != 0 && atomics != "native") { // a provider without atomics: they go as messages
+        hints->caps = FI_RMA | FI_MSG;
+        rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info_);
+    }
+    fi_freeinfo(hints);
+    if (rc != 0)
+        return fi_error(fmt::format("fi_getinfo (provider {}, RDM endpoints with RMA and delivery completion)",
+                                    provider.empty() ? "any: set VKSHMEM_OFI_PROVIDER or FI_PROVIDER" : provider),
+                        rc);
+    const unsigned mr = static_cast<unsigned>(info_->domain_attr->mr_mode);
+    virt_addr_ = mr & FI_MR_VIRT_ADDR;
+    prov_key_ = mr & FI_MR_PROV_KEY;
+    mr_local_ = mr & FI_MR_LOCAL;
+    mr_endpoint_ = mr & FI_MR_ENDPOINT;
+    if ((rc = fi_fabric(info_->fabric_attr, &fabric_, nullptr))) return fi_error("fi_fabric", rc);
+    if ((rc = fi_domain(fabric_, info_, &domain_, nullptr))) return fi_error("fi_domain", rc);
+    fi_av_attr av{};
+    av.type = FI_AV_TABLE;
+    if ((rc = fi_av_open(domain_, &av, &av_, nullptr))) return fi_error("fi_av_open", rc);
+    fi_cq_attr cq{};
+    cq.format = FI_CQ_FORMAT_CONTEXT;
+    cq.wait_obj = FI_WAIT_NONE;
+    if ((rc = fi_cq_open(domain_, &cq, &cq_, nullptr))) return fi_error("fi_cq_open", rc);
+    if ((rc = fi_endpoint(domain_, info_, &ep_, nullptr))) return fi_error("fi_endpoint", rc);
+    if ((rc = fi_ep_bind(ep_, &av_->fid, 0))) return fi_error("fi_ep_bind (address vector)", rc);
+    if ((rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV)))
+        return fi_error("fi_ep_bind (completion queue)", rc);
+    if ((rc = fi_enable(ep_))) return fi_error("fi_enable", rc);
+
+    // Native atomics only if the provider has all of them in both widths.
+    bool native = info_->caps & FI_ATOMIC;
+    for (fi_datatype dt : {FI_UINT32, FI_UINT64}) {
+        fi_atomic_attr a{};
+        for (fi_op op : {FI_SUM, FI_BAND, FI_BOR, FI_BXOR, FI_ATOMIC_WRITE})
+            native = native && fi_query_atomic(domain_, dt, op, &a, 0) == 0;
+        for (fi_op op : {FI_SUM, FI_BAND, FI_BOR, FI_BXOR, FI_ATOMIC_WRITE, FI_ATOMIC_READ})
+            native = native && fi_query_atomic(domain_, dt, op, &a, FI_FETCH_ATOMIC) == 0;
+        native = native && fi_query_atomic(domain_, dt, FI_CSWAP, &a, FI_COMPARE_ATOMIC) == 0;
+    }
+    if (atomics == "native" && !native)
+        return Error{fmt::format("VKSHMEM_OFI_ATOMICS=native, but provider {} lacks some 4- or 8-byte atomic "
+                                 "operation: use auto",
+                                 info_->fabric_attr->prov_name)};
+    // shm's native atomics returned wrong old values with 3 PEs (libfabric
+    // 1.17: a swap answered 0): auto sends them as messages there.
+    const bool shm = std::strcmp(info_->fabric_attr->prov_name, "shm") == 0;
+    messages_ = !native || atomics == "messages" || (atomics == "auto" && shm);
+    if (messages_) {
+        if (!(info_->caps & FI_MSG) || info_->tx_attr->inject_size < sizeof(AmoMsg))
+            return Error{fmt::format("provider {} has neither every atomic nor messages of {} bytes to carry them",
+                                     info_->fabric_attr->prov_name, sizeof(AmoMsg))};
+        if (mr_local_ && (rc = fi_mr_reg(domain_, recv_.data(), sizeof recv_, FI_RECV, 0, kSegments + 2, 0,
+                                          &recv_mr_, nullptr)))
+            return fi_error("fi_mr_reg (receive buffers)", rc);
+        if (recv_mr_ && mr_endpoint_ && ((rc = fi_mr_bind(recv_mr_, &ep_->fid, 0)) || (rc = fi_mr_enable(recv_mr_))))
+            return fi_error("binding the receive buffers' registration", rc);
+        for (int i = 0; i < kRecvs; ++i)
+            if (auto r = post_recv(i); !r) return r;
+    }
+    if (mr_local_) {
+        bounce_.resize(kBounceBytes);
+        if ((rc = fi_mr_reg(domain_, bounce_.data(), bounce_.size(), FI_READ | FI_WRITE, 0, kSegments + 1, 0,
+                            &bounce_mr_, nullptr)))
+            return fi_error("fi_mr_reg (bounce buffer)", rc);
+        if (mr_endpoint_) {
+            if ((rc = fi_mr_bind(bounce_mr_, &ep_->fid, 0)) || (rc = fi_mr_enable(bounce_mr_)))
+                return fi_error("binding the bounce buffer's registration", rc);
+        }
+    }
+    desc_ = fmt::format("libfabric {}.{}, provider {} on {}, memory registration{}{}{}{}, atomics {}, progress {}",
+                        FI_MAJOR(fi_version()), FI_MINOR(fi_version()), info_->fabric_attr->prov_name,
+                        info_->domain_attr->name, virt_addr_ ? " virtual-address" : " offset",
+                        prov_key_ ? " provider-key" : "", mr_local_ ? " local" : "", mr_endpoint_ ? " endpoint" : "",
+                        messages_ ? "as messages to the target's CPU" : "native",
+                        info_->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
+    return {};
+}
+
+Result<void> Ofi::post_recv(int i) {
+    iovec iov{&recv_[static_cast<std::size_t>(i)], sizeof(AmoMsg)};
+    fi_msg msg{};
+    void* desc = recv_mr_ ? fi_mr_desc(recv_mr_) : nullptr;
+    msg.msg_iov = &iov;
+    msg.desc = &desc;
+    msg.iov_count = 1;
+    msg.addr = FI_ADDR_UNSPEC;
+    msg.context = &recv_ctx_[static_cast<std::size_t>(i)];
+    const ssize_t rc = fi_recvmsg(ep_, &msg, 0);
+    if (rc) return fi_error("fi_recvmsg", rc);
+    return {};
+}
+
+Result<void> Ofi::register_segment(int space, void* addr, std::size_t size) {
+    if (!addr || !size) return {};
+    std::lock_guard lk(mu_);
+    int rc = fi_mr_reg(domain_, addr, size, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE, 0,
+                       static_cast<std::uint64_t>(space) + 1, 0, &mr_[space], nullptr);
+    if (rc) return fi_error("fi_mr_reg", rc);
+    if (mr_endpoint_ && ((rc = fi_mr_bind(mr_[space], &ep_->fid, 0)) || (rc = fi_mr_enable(mr_[space]))))
+        return fi_error("binding a memory registration to the endpoint", rc);
+    seg_addr_[space] = addr;
+    seg_size_[space] = size;
+    return {};
+}
+
+Result<void> Ofi::connect(Bootstrap& boot, const std::vector<bool>& peers) {
+    boot_ = &boot;
+    Writer w;
+    {
+        std::lock_guard lk(mu_);
+        std::array<char, 256> name{};
+        std::size_t len = name.size();
+        if (int rc = fi_getname(&ep_->fid, name.data(), &len)) return fi_error("fi_getname", rc);
+        w.bytes(name.data(), len);
+        for (int sp = 0; sp < kSegments; ++sp) {
+            w.value<std::uint64_t>(mr_[sp] ? 1 : 0);
+            w.value<std::uint64_t>(virt_addr_ ? reinterpret_cast<std::uintptr_t>(seg_addr_[sp]) : 0);
+            w.value<std::uint64_t>(seg_size_[sp]);
+            w.value<std::uint64_t>(mr_[sp] ? fi_mr_key(mr_[sp]) : 0);
+        }
+    }
+    Blobs blobs;
+    if (auto r = blobs.gather(boot, n_, std::move(w.out)); !r) return r;
+    // Every PE's address goes into the table (index = PE), so a message's
+    // sender is its PE number; only `peers` are reached through it.
+    std::lock_guard lk(mu_);
+    for (int pe = 0; pe < n_; ++pe) {
+        Reader rd = blobs.of(pe);
+        std::size_t len = 0;
+        const std::uint8_t* name = rd.bytes(&len);
+        if (!name || !len) return Error{fmt::format("PE {}'s libfabric address is malformed", pe)};
+        fi_addr_t a = FI_ADDR_NOTAVAIL;
+        if (fi_av_insert(av_, name, 1, &a, 0, nullptr) != 1)
+            return Error{fmt::format("libfabric fi_av_insert: PE {}'s address was refused", pe)};
+        addrs_[static_cast<std::size_t>(pe)] = a;
+        for (int sp = 0; sp < kSegments; ++sp) {
+            Remote& r = remote_[static_cast<std::size_t>(pe)][sp];
+            const bool has = rd.value<std::uint64_t>() != 0;
+            r.base = rd.value<std::uint64_t>();
+            r.size = rd.value<std::uint64_t>();
+            r.key = rd.value<std::uint64_t>();
+            r.ok = has && pe != me_ && peers[static_cast<std::size_t>(pe)];
+        }
+    }
+    progress_ = std::thread([this] { progress_loop(); });
+    return {};
+}
+
+void Ofi::progress_loop() {
+    // Stands back while an application thread progresses (in its waits);
+    // otherwise polls, napping 50 µs between empty polls: the providers here
+    // have no wait object that covers every incoming operation.
+    constexpr std::int64_t kStandBack = 1'000'000; // ns
+    while (!stop_.load(std::memory_order_acquire)) {
+        const std::int64_t since = now_ns() - app_progress_ns_.load(std::memory_order_relaxed);
+        const timespec nap{0, since < kStandBack ? static_cast<long>(kStandBack - since) : 50'000};
+        if (since >= kStandBack) {
+            std::lock_guard lk(mu_);
+            progress_locked();
+        }
+        nanosleep(&nap, nullptr);
+    }
+}
+
+void Ofi::progress_locked() {
+    std::array<fi_cq_entry, 16> done;
+    for (;;) {
+        const ssize_t got = fi_cq_read(cq_, done.data(), done.size());
+        if (got == -FI_EAVAIL) {
+            fi_cq_err_entry e{};
+            if (fi_cq_readerr(cq_, &e, 0) <= 0) break;
+            std::string why = fi_cq_strerror(cq_, e.prov_errno, e.err_data, nullptr, 0) + std::string(" (") +
+                              fi_strerror(e.err) + ")";
+            auto* ctx = static_cast<fi_context2*>(e.op_context);
+            if (ctx && (ctx < recv_ctx_.data() || ctx >= recv_ctx_.data() + kRecvs)) {
+                Op* op = reinterpret_cast<Op*>(ctx);
+                op->error = std::move(why);
+                op->done = true;
+            } else {
+                last_error_ = std::move(why);
+            }
+            continue;
+        }
+        if (got <= 0) break;
+        for (ssize_t i = 0; i < got; ++i) {
+            auto* ctx = static_cast<fi_context2*>(done[static_cast<std::size_t>(i)].op_context);
+            if (!ctx) continue;
+            if (ctx < recv_ctx_.data() || ctx >= recv_ctx_.data() + kRecvs) {
+                reinterpret_cast<Op*>(ctx)->done = true;
+                continue;
+            }
+            const int slot = static_cast<int>(ctx - recv_ctx_.data());
+            const AmoMsg m = recv_[static_cast<std::size_t>(slot)];
+            if (auto r = post_recv(slot); !r) last_error_ = r.error().message;
+            serve(m);
+        }
+    }
+    while (!to_send_.empty()) {
+        const AmoMsg& m = to_send_.front();
+        const ssize_t rc = fi_inject(ep_, &m, sizeof m, addrs_[m.from]);
+        if (rc == -FI_EAGAIN) break;
+        if (rc) last_error_ = fi_strerror(static_cast<int>(-rc));
+        to_send_.pop_front();
+    }
+}
+
+void Ofi::serve(const AmoMsg& m) {
+    if (m.kind == kAnswer) {
+        if (auto it = waiting_.find(m.id); it != waiting_.end()) {
+            *it->second = m.result;
+            waiting_.erase(it);
+        }
+        --unanswered_;
+        return;
+    }
+    AmoMsg a = m;
+    a.kind = kAnswer; // to m.from
+    const auto op = static_cast<AmoOp>(m.op);
+    if (m.space < kSegments && seg_addr_[m.space] && (m.width == 4 || m.width == 8) &&
+        m.offset + m.width <= seg_size_[m.space] && m.offset % m.width == 0 && m.from < static_cast<unsigned>(n_)) {
+        void* p = static_cast<char*>(seg_addr_[m.space]) + m.offset;
+        a.result = m.width == 4 ? cpu_amo<std::uint32_t>(p, op, static_cast<std::uint32_t>(m.operand),
+                                                         static_cast<std::uint32_t>(m.cond))
+                                : cpu_amo<std::uint64_t>(p, op, m.operand, m.cond);
+    } else {
+        last_error_ = fmt::format("PE {} asked for a {}-byte atomic at offset {:#x} of segment {}, outside it",
+                                  m.from, m.width, m.offset, m.space);
+    }
+    if (m.from < static_cast<unsigned>(n_)) to_send_.push_back(a);
+}
+
+template <class D> void Ofi::wait_until(D&& done) {
+    for (std::int64_t spins = 0;; ++spins) {
+        app_progress_ns_.store(now_ns(), std::memory_order_relaxed);
+        {
+            std::lock_guard lk(mu_);
+            progress_locked();
+            if (done()) return;
+        }
+        if (spins > 64) sched_yield();
+    }
+}
+
+template <class F> Result<void> Ofi::run(F&& f, const char* what) {
+    static_assert(offsetof(Op, ctx) == 0);
+    Op op;
+    for (;;) {
+        {
+            std::lock_guard lk(mu_);
+            const ssize_t rc = f(&op.ctx);
+            if (rc == 0) break;
+            if (rc != -FI_EAGAIN) return fi_error(what, rc);
+            progress_locked();
+        }
+        sched_yield();
+    }
+    wait_until([&] { return op.done; });
+    if (!op.error.empty()) return Error{fmt::format("libfabric {}: {}", what, op.error)};
+    return {};
+}
+
+Result<const Remote*> Ofi::remote(int pe, int space, std::uint64_t offset, std::size_t n, const char* what) {
+    const Remote& r = remote_[static_cast<std::size_t>(pe)][space];
+    if (!r.ok) return Error{fmt::format("libfabric {}: PE {}'s segment {} was not registered", what, pe, space)};
+    if (offset > r.size || n > r.size - offset)
+        return Error{fmt::format("libfabric {}: {} bytes at offset {:#x} run past PE {}'s segment ({} bytes)", what, n,
+                                 offset, pe, r.size)};
+    return &r;
+}
+
+void* Ofi::local_desc(const void* p, std::size_t n) const {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    for (int sp = 0; sp < kSegments; ++sp) {
+        const auto lo = reinterpret_cast<std::uintptr_t>(seg_addr_[sp]);
+        if (mr_[sp] && a >= lo && a + n <= lo + seg_size_[sp]) return fi_mr_desc(mr_[sp]);
+    }
+    return nullptr;
+}
+
+Result<void> Ofi::rma(bool is_put, int pe, int space, std::uint64_t offset, char* buf, std::size_t n) {
+    const char* what = is_put ? "put (fi_write)" : "get (fi_read)";
+    auto rr = remote(pe, space, offset, n, what);
+    if (!rr) return rr.error();
+    if (n == 0) return {}; // (a zero-byte fi_write never completes on shm)
+    const Remote& r = **rr;
+    const fi_addr_t to = addrs_[static_cast<std::size_t>(pe)];
+    auto once = [&](char* b, std::size_t len, void* desc, std::uint64_t off) -> Result<void> {
+        return run(
+            [&](void* ctx) {
+                return is_put ? fi_write(ep_, b, len, desc, to, r.base + off, r.key, ctx)
+                              : fi_read(ep_, b, len, desc, to, r.base + off, r.key, ctx);
+            },
+            what);
+    };
+    void* desc = local_desc(buf, n);
+    if (!mr_local_ || desc) return once(buf, n, desc, offset);
+    // FI_MR_LOCAL and a buffer outside the registered segments: through the bounce buffer.
+    std::lock_guard b(bounce_mu_);
+    for (std::size_t done = 0; done < n;) {
+        const std::size_t len = std::min(kBounceBytes, n - done);
+        if (is_put) std::memcpy(bounce_.data(), buf + done, len);
+        if (auto o = once(reinterpret_cast<char*>(bounce_.data()), len, fi_mr_desc(bounce_mr_), offset + done); !o)
+            return o;
+        if (!is_put) std::memcpy(buf + done, bounce_.data(), len);
+        done += len;
+    }
+    return {};
+}
+
+Result<std::uint64_t> Ofi::amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                               std::uint64_t operand, std::uint64_t cond, bool fetch) {
+    auto r = remote(pe, space, offset, width, "atomic");
+    if (!r) return r.error();
+    if (width != 4 && width != 8) return Error{fmt::format("libfabric atomic: {}-byte operands are not native", width)};
+    if (op == AmoOp::Fetch || op == AmoOp::Swap || op == AmoOp::CompareSwap) fetch = true;
+    if (messages_) return message_amo(pe, space, offset, op, width, operand, cond, fetch);
+    return native_amo(**r, pe, offset, op, width, operand, cond, fetch);
+}
+
+Result<std::uint64_t> Ofi::native_amo(const Remote& r, int pe, std::uint64_t offset, AmoOp op, unsigned width,
+                                      std::uint64_t operand, std::uint64_t cond, bool fetch) {
+    // Operand, comparand and result in one place; under FI_MR_LOCAL that is
+    // the registered bounce buffer.
+    struct Bufs {
+        std::uint64_t operand, cond, result;
+    } stack{};
+    // One native atomic in flight per PE: libfabric 1.17's shm provider
+    // corrupted a counter when two threads' atomics on it overlapped.
+    std::lock_guard one(amo_mu_);
+    std::unique_lock<std::mutex> b;
+    Bufs* v = &stack;
+    void* desc = nullptr;
+    if (mr_local_) {
+        b = std::unique_lock(bounce_mu_);
+        v = reinterpret_cast<Bufs*>(bounce_.data());
+        desc = fi_mr_desc(bounce_mr_);
+    }
+    v->result = 0;
+    if (width == 4) {
+        const auto o32 = static_cast<std::uint32_t>(operand), c32 = static_cast<std::uint32_t>(cond);
+        std::memcpy(&v->operand, &o32, 4);
+        std::memcpy(&v->cond, &c32, 4);
+    } else {
+        v->operand = operand;
+        v->cond = cond;
+    }
+    const fi_datatype dt = width == 4 ? FI_UINT32 : FI_UINT64;
+    fi_op fop = FI_SUM;
+    switch (op) {
+    case AmoOp::Fetch: fop = FI_ATOMIC_READ; break;
+    case AmoOp::Set:
+    case AmoOp::Swap: fop = FI_ATOMIC_WRITE; break;
+    case AmoOp::CompareSwap: fop = FI_CSWAP; break;
+    case AmoOp::Add: fop = FI_SUM; break;
+    case AmoOp::And: fop = FI_BAND; break;
+    case AmoOp::Or: fop = FI_BOR; break;
+    case AmoOp::Xor: fop = FI_BXOR; break;
+    }
+    const fi_addr_t to = addrs_[static_cast<std::size_t>(pe)];
+    const std::uint64_t addr = r.base + offset;
+    auto done = run(
+        [&](void* ctx) -> ssize_t {
+            if (op == AmoOp::CompareSwap)
+                return fi_compare_atomic(ep_, &v->operand, 1, desc, &v->cond, desc, &v->result, desc, to, addr, r.key,
+                                         dt, fop, ctx);
+            if (fetch)
+                return fi_fetch_atomic(ep_, &v->operand, 1, desc, &v->result, desc, to, addr, r.key, dt, fop, ctx);
+            return fi_atomic(ep_, &v->operand, 1, desc, to, addr, r.key, dt, fop, ctx);
+        },
+        "atomic");
+    if (!done) return done.error();
+    if (!fetch) return std::uint64_t{0};
+    if (width == 4) {
+        std::uint32_t r32 = 0;
+        std::memcpy(&r32, &v->result, 4);
+        return std::uint64_t{r32};
+    }
+    return v->result;
+}
+
+Result<std::uint64_t> Ofi::message_amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                                       std::uint64_t operand, std::uint64_t cond, bool fetch) {
+    std::uint64_t result = 0;
+    AmoMsg m{kRequest, static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(width),
+             static_cast<std::uint8_t>(space), static_cast<std::uint32_t>(me_), 0, offset, operand, cond, 0};
+    for (;;) {
+        {
+            std::lock_guard lk(mu_);
+            m.id = ++next_id_;
+            const ssize_t rc = fi_inject(ep_, &m, sizeof m, addrs_[static_cast<std::size_t>(pe)]);
+            if (rc == 0) {
+                ++unanswered_;
+                if (fetch) waiting_[m.id] = &result;
+                break;
+            }
+            if (rc != -FI_EAGAIN) return fi_error("atomic (fi_inject)", rc);
+            progress_locked();
+        }
+        sched_yield();
+    }
+    if (!fetch) return std::uint64_t{0}; // quiet waits for its answer
+    wait_until([&] { return !waiting_.count(m.id); });
+    return result;
+}
+
+Result<void> Ofi::quiet() {
+    // Puts, gets and native atomics are complete when they return; what is
+    // left are atomics sent as messages, complete once answered.
+    wait_until([&] { return unanswered_ == 0; });
+    std::lock_guard lk(mu_);
+    if (!last_error_.empty()) return Error{fmt::format("libfabric: {}", std::exchange(last_error_, {}))};
+    return {};
+}
+
+Ofi::~Ofi() {
+    if (ep_ && boot_) {
+        // Every PE keeps serving the others until all have finished: once
+        // this thread stops progressing, the progress thread takes over.
+        (void)quiet();
+        (void)boot_->barrier();
+    }
+    stop_.store(true, std::memory_order_release);
+    if (progress_.joinable()) progress_.join();
+    if (ep_) fi_close(&ep_->fid);
+    for (fid_mr* m : mr_)
+        if (m) fi_close(&m->fid);
+    for (fid_mr* m : {bounce_mr_, recv_mr_})
+        if (m) fi_close(&m->fid);
+    if (cq_) fi_close(&cq_->fid);
+    if (av_) fi_close(&av_->fid);
+    if (domain_) fi_close(&domain_->fid);
+    if (fabric_) fi_close(&fabric_->fid);
+    if (info_) fi_freeinfo(info_);
+}
+
+} // namespace
+
+Result<std::unique_ptr<Transport>> make_ofi(int my_pe, int n_pes, const std::string& provider,
+                                            const std::string& atomics) {
+    auto t = std::make_unique<Ofi>(my_pe, n_pes);
+    if (auto r = t->init(provider, atomics); !r) return r.error();
+    return std::unique_ptr<Transport>(std::move(t));
+}
+
+} // namespace vkshmem::net
