@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Multi-node tests on one machine: three hosts as network namespaces (vkn1..vkn3, 10.77.0.0/24,
 # joined by a bridge in a fourth namespace), mpirun starting its daemons in them through an agent
-# script. The SPMD programs run with 2 PEs per host over UCX/TCP; then one host's PEs are killed
-# mid-run, and the job must end non-zero within 15 s with nothing left behind.
+# script. The SPMD programs run with 2 PEs per host over UCX/TCP or libfabric/TCP; then one host's
+# PEs are killed mid-run, and the job must end non-zero within 15 s with nothing left behind.
 #
-#   tests/multinode/run.sh BUILD_DIR
+#   tests/multinode/run.sh BUILD_DIR [ucx|ofi]
 #
 # Needs root (network namespaces); exits 77 (skipped) without it. Cleanup always runs, and also
 # removes what an interrupted earlier run left.
 set -uo pipefail
 
-build=${1:?usage: run.sh BUILD_DIR}
+build=${1:?usage: run.sh BUILD_DIR [ucx|ofi]}
+transport=${2:-ucx}
 build=$(cd "$build" && pwd)
 bin=$build/bin
 subnet=10.77.0.0/24
@@ -72,15 +73,20 @@ launch() {
         --mca plm_rsh_agent "$work/agent" --mca oob_tcp_if_include $subnet --mca btl_tcp_if_include $subnet \
         "$@"
 }
-export UCX_TLS=tcp UCX_NET_DEVICES=eth0 LP_NUM_THREADS=1 VKSHMEM_ERROR_CHECKS=1 SPMD_EXPECT_NPES=6
+export LP_NUM_THREADS=1 VKSHMEM_ERROR_CHECKS=1 SPMD_EXPECT_NPES=6
+case $transport in
+ucx) export VKSHMEM_NETWORK=ucx UCX_TLS=tcp UCX_NET_DEVICES=eth0; over="UCX/TCP" ;;
+ofi) export VKSHMEM_NETWORK=ofi VKSHMEM_OFI_PROVIDER=tcp FI_TCP_IFACE=eth0; over="libfabric/TCP" ;;
+*) echo "multinode: unknown transport $transport (ucx or ofi)"; exit 2 ;;
+esac
 
 failed=0
 for prog in spmd_setup spmd_memory spmd_rma spmd_amo spmd_sync spmd_static_data; do
     start=$(ms)
     if launch "$bin/$prog" > "$work/$prog.log" 2>&1; then
-        echo "multinode: $prog, 6 PEs on 3 hosts over UCX/TCP: passed in $(($(ms) - start)) ms"
+        echo "multinode: $prog, 6 PEs on 3 hosts over $over: passed in $(($(ms) - start)) ms"
     else
-        echo "multinode: $prog, 6 PEs on 3 hosts over UCX/TCP: FAILED"
+        echo "multinode: $prog, 6 PEs on 3 hosts over $over: FAILED"
         tail -40 "$work/$prog.log"
         failed=1
     fi
@@ -110,7 +116,7 @@ else
     sleep 0.5
     left=$(pgrep -fc "$bin/barrier_loop")
     if ((ended)) && [[ $rc != 0 ]] && ((left == 0)); then
-        echo "multinode: kill test: vkn2's 2 PEs killed; the job ended in $dt ms with status $rc, no PE left"
+        echo "multinode: kill test ($over): vkn2's 2 PEs killed; the job ended in $dt ms with status $rc, no PE left"
     else
         echo "multinode: kill test FAILED: ended=$ended status=$rc after $dt ms, $left PEs left"
         tail -20 "$work/kill.log"
