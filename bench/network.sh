@@ -5,10 +5,13 @@
 # with VKSHMEM_FORCE_NETWORK=1, both with the same UCX_TLS (default tcp), alternating for N
 # rounds; prints the median of each row and the ratio vkshmem / raw (times) or raw / vkshmem
 # (bandwidth), so < 1 is better for vkshmem and 1.2 means 20% worse.
+# libfabric (--transport ofi): the same with ofi-raw-perf (tools/perf: fi_write and
+# fi_fetch_atomic loops, one operation in flight, delivery completion) against vkshmem with
+# VKSHMEM_NETWORK=ofi, both on provider OFI_PROVIDER (default tcp, i.e. tcp;ofi_rxm).
 #
-#   bench/network.sh [--rounds N] [--record] [--build-dir DIR]
+#   bench/network.sh [--transport ucx|ofi] [--rounds N] [--record] [--build-dir DIR]
 #
-# What is compared:
+# What is compared (UCX; libfabric: the raw side is ofi-raw-perf's put 8, fadd and bw 1 MiB):
 #   8 B put + quiet   vkshmem: shmem_putmem + shmem_quiet (a round trip: the flush waits for the
 #                     target's acknowledgement); raw: twice ucx_perftest's ucp_put_lat (a
 #                     ping-pong of puts, reported one way)
@@ -22,16 +25,28 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=3
 record=0
 build_dir="$repo/build"
+transport=ucx
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --rounds) rounds=$2; shift 2 ;;
     --record) record=1; shift ;;
     --build-dir) build_dir=$2; shift 2 ;;
-    *) echo "usage: bench/network.sh [--rounds N] [--record] [--build-dir DIR]" >&2; exit 2 ;;
+    --transport) transport=$2; shift 2 ;;
+    *) echo "usage: bench/network.sh [--transport ucx|ofi] [--rounds N] [--record] [--build-dir DIR]" >&2; exit 2 ;;
     esac
 done
 export UCX_TLS=${UCX_TLS:-tcp}
-command -v ucx_perftest >/dev/null || { echo "bench/network.sh: ucx_perftest missing (scripts/setup.sh installs ucx-utils)" >&2; exit 1; }
+export OFI_PROVIDER=${OFI_PROVIDER:-tcp}
+if [[ $transport == ofi ]]; then
+    export VKSHMEM_NETWORK=ofi VKSHMEM_OFI_PROVIDER=$OFI_PROVIDER
+    setting="VKSHMEM_OFI_PROVIDER=$OFI_PROVIDER"
+    raw_name="raw libfabric"
+else
+    export VKSHMEM_NETWORK=ucx
+    setting="UCX_TLS=$UCX_TLS"
+    raw_name="raw UCX"
+fi
+[[ $transport == ofi ]] || command -v ucx_perftest >/dev/null || { echo "bench/network.sh: ucx_perftest missing (scripts/setup.sh installs ucx-utils)" >&2; exit 1; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 port=$((20000 + RANDOM % 10000))
@@ -53,12 +68,27 @@ raw() {
     esac
 }
 
+# ofi_raw TEST SIZE ITERS: ofi-raw-perf's figure (us per operation, or MB/s).
+ofi_raw() {
+    local d
+    d=$(mktemp -d -p "$out")
+    timeout 120 "$build_dir/bin/ofi-raw-perf" "$OFI_PROVIDER" 1 "$d" "$1" "$2" "$3" >/dev/null 2>&1 &
+    timeout 120 "$build_dir/bin/ofi-raw-perf" "$OFI_PROVIDER" 0 "$d" "$1" "$2" "$3" | awk '{print $3}'
+    wait
+}
+
 for r in $(seq "$rounds"); do
     echo "round $r of $rounds" >&2
-    echo "put8,$(awk '{print 2 * $1}' <<<"$(raw ucp_put_lat 8 20000)")" >>"$out/raw.csv"
-    echo "fadd,$(raw ucp_fadd 8 20000)" >>"$out/raw.csv"
-    echo "bw1m,$(raw ucp_put_bw 1048576 2000 -O 1)" >>"$out/raw.csv"
-    echo "bw1m_window,$(raw ucp_put_bw 1048576 2000)" >>"$out/raw.csv"
+    if [[ $transport == ofi ]]; then
+        echo "put8,$(ofi_raw put 8 20000)" >>"$out/raw.csv"
+        echo "fadd,$(ofi_raw fadd 8 20000)" >>"$out/raw.csv"
+        echo "bw1m,$(ofi_raw bw 1048576 2000)" >>"$out/raw.csv"
+    else
+        echo "put8,$(awk '{print 2 * $1}' <<<"$(raw ucp_put_lat 8 20000)")" >>"$out/raw.csv"
+        echo "fadd,$(raw ucp_fadd 8 20000)" >>"$out/raw.csv"
+        echo "bw1m,$(raw ucp_put_bw 1048576 2000 -O 1)" >>"$out/raw.csv"
+        echo "bw1m_window,$(raw ucp_put_bw 1048576 2000)" >>"$out/raw.csv"
+    fi
     VKSHMEM_FORCE_NETWORK=1 timeout 300 "$build_dir/bin/oshrun" -np 2 "$build_dir/bin/vkshmem-perf" --csv \
         --test put --test amo --test bw --max-size 1M 2>/dev/null |
         awk -F, '$1=="put_lat" && $2==8 {print "put8," $3} $1=="amo_fadd_lat" {print "fadd," $3}
@@ -76,22 +106,34 @@ row() { # key label unit kind(time|bw)
     printf '| %s | %s %s | %s %s | %s |\n' "$2" "$v" "$3" "$r" "$3" "$ratio"
 }
 table=$(
-    echo "| measurement (UCX_TLS=$UCX_TLS, 2 PEs) | vkshmem | raw UCX | ratio |"
+    echo "| measurement ($setting, 2 PEs) | vkshmem | $raw_name | ratio |"
     echo "|---|---|---|---|"
-    row put8 "8 B put + quiet (raw: 2 x ucp_put_lat)" us time
-    row fadd "long fetch-add (raw: ucp_fadd)" us time
-    row bw1m "1 MiB put bandwidth (raw: ucp_put_bw -O 1)" MB/s bw
-    echo "| 1 MiB put bandwidth, raw with unlimited puts in flight | | $(awk -F, '$1=="bw1m_window" {print $2}' "$out/raw.csv" | median) MB/s | |"
+    if [[ $transport == ofi ]]; then
+        row put8 "8 B put + quiet (raw: fi_write, delivery complete)" us time
+        row fadd "long fetch-add (raw: fi_fetch_atomic FI_SUM)" us time
+        row bw1m "1 MiB put bandwidth (raw: fi_write, one in flight)" MB/s bw
+    else
+        row put8 "8 B put + quiet (raw: 2 x ucp_put_lat)" us time
+        row fadd "long fetch-add (raw: ucp_fadd)" us time
+        row bw1m "1 MiB put bandwidth (raw: ucp_put_bw -O 1)" MB/s bw
+        echo "| 1 MiB put bandwidth, raw with unlimited puts in flight | | $(awk -F, '$1=="bw1m_window" {print $2}' "$out/raw.csv" | median) MB/s | |"
+    fi
 )
 echo "$table"
 if ((record)); then
-    f="$repo/bench/results/$(date +%F)-$(hostname)-network-ucx-${UCX_TLS//,/-}.md"
+    if [[ $transport == ofi ]]; then
+        f="$repo/bench/results/$(date +%F)-$(hostname)-network-ofi-${OFI_PROVIDER//[;,]/-}.md"
+        what="libfabric $(fi_info --version | awk '/libfabric:/ {print $2}'), provider $OFI_PROVIDER"
+    else
+        f="$repo/bench/results/$(date +%F)-$(hostname)-network-ucx-${UCX_TLS//,/-}.md"
+        what="$(ucx_info -v | head -1 | sed 's/^# //') (UCX_TLS=$UCX_TLS)"
+    fi
     {
-        echo "# vkshmem over UCX against raw UCX ($(date +%F), $(hostname))"
+        echo "# vkshmem over $transport against $raw_name ($(date +%F), $(hostname))"
         echo
         echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"
-        echo "$(ucx_info -v | head -1 | sed 's/^# //'). Both sides on this machine over 127.0.0.1 (UCX_TLS=$UCX_TLS);"
-        echo "medians of $rounds alternating rounds. Command: \`bench/network.sh --rounds $rounds --record\`."
+        echo "$what. Both sides on this machine; medians of $rounds alternating rounds."
+        echo "Command: \`bench/network.sh --transport $transport --rounds $rounds --record\`."
         echo
         echo "$table"
         echo

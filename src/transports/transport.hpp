@@ -62,6 +62,10 @@ public:
     virtual std::string describe() const = 0;
 };
 
+// The node-local transport (shm/shm.cpp): peers' symmetric spaces as this
+// process maps them; for the conformance suite (the core's Direct routes do
+// the same inline). Needs a running runtime.
+Result<std::unique_ptr<Transport>> make_shm(int my_pe, int n_pes);
 // The UCX transport (ucx/ucx.cpp); the error says why it cannot run here.
 Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes);
 // The libfabric transport (ofi/ofi.cpp): `provider` as FI_PROVIDER names it

@@ -24,6 +24,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "core/log.hpp"
 #include "transports/blob.hpp"
+#include "transports/cpu_amo.hpp"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -93,21 +94,6 @@ struct AmoMsg {
 };
 static_assert(sizeof(AmoMsg) == 48);
 constexpr std::uint8_t kRequest = 1, kAnswer = 2;
-
-template <class T> T cpu_amo(void* p, AmoOp op, T x, T c) {
-    std::atomic_ref<T> w(*static_cast<T*>(p));
-    switch (op) {
-    case AmoOp::Fetch: return w.load();
-    case AmoOp::Set:
-    case AmoOp::Swap: return w.exchange(x);
-    case AmoOp::CompareSwap: w.compare_exchange_strong(c, x); return c;
-    case AmoOp::Add: return w.fetch_add(x);
-    case AmoOp::And: return w.fetch_and(x);
-    case AmoOp::Or: return w.fetch_or(x);
-    case AmoOp::Xor: return w.fetch_xor(x);
-    }
-    return 0;
-}
 
 class Ofi final : public Transport {
 public:
@@ -430,9 +416,7 @@ void Ofi::serve(const AmoMsg& m) {
     if (m.space < kSegments && seg_addr_[m.space] && (m.width == 4 || m.width == 8) &&
         m.offset + m.width <= seg_size_[m.space] && m.offset % m.width == 0 && m.from < static_cast<unsigned>(n_)) {
         void* p = static_cast<char*>(seg_addr_[m.space]) + m.offset;
-        a.result = m.width == 4 ? cpu_amo<std::uint32_t>(p, op, static_cast<std::uint32_t>(m.operand),
-                                                         static_cast<std::uint32_t>(m.cond))
-                                : cpu_amo<std::uint64_t>(p, op, m.operand, m.cond);
+        a.result = cpu_amo(p, op, m.width, m.operand, m.cond);
     } else {
         last_error_ = fmt::format("PE {} asked for a {}-byte atomic at offset {:#x} of segment {}, outside it",
                                   m.from, m.width, m.offset, m.space);

@@ -1,0 +1,298 @@
+// The transport conformance suite: one program, run under oshrun, that checks a transport (shm,
+// ucx or ofi; argv[1]) through the interface alone (src/transports/transport.hpp), with the
+// runtime started underneath only for its bootstrap and, for shm, its mapped symmetric spaces.
+//
+// Every PE is an initiator towards every other PE at once. Segment 0 is a block of the host heap,
+// segment 1 a plain malloc'd buffer (a network transport registers it; shm refuses it), segment 2
+// is never registered. Checks, with fresh random data and exact comparisons: puts and gets of
+// 1 B .. 1 MiB at odd offsets into each peer's slot, seen by the owner after a barrier and read
+// back by the writer; zero-byte operations; every atomic operation in both widths, fetching and
+// not, with the old values it returns and the value it leaves; concurrent adds from every PE and
+// from two threads per PE on one word; errors (not crashes) for operations past a segment or on
+// an unregistered one. Capabilities decide what is skipped (caps().amo_widths).
+//
+//   oshrun -np N transport_conformance shm|ucx|ofi
+#include "bootstrap/bootstrap.hpp"
+#include "core/runtime.hpp"
+#include "core/state.hpp"
+#include "transports/transport.hpp"
+
+#include <shmem.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace vkshmem;
+using net::AmoOp;
+
+namespace {
+
+int g_failures = 0;
+int g_checks = 0;
+int g_me = 0, g_n = 1;
+
+#define CHECK(cond, ...)                                                                                              \
+    do {                                                                                                              \
+        ++g_checks;                                                                                                   \
+        if (!(cond)) {                                                                                                \
+            ++g_failures;                                                                                             \
+            std::fprintf(stderr, "[conformance] PE %d: FAILED %s:%d: %s: ", g_me, __FILE__, __LINE__, #cond);         \
+            std::fprintf(stderr, __VA_ARGS__);                                                                        \
+            std::fprintf(stderr, "\n");                                                                               \
+        }                                                                                                             \
+    } while (0)
+
+#define OK(expr)                                                                                                      \
+    ([&] {                                                                                                            \
+        auto r_ = (expr);                                                                                             \
+        CHECK(static_cast<bool>(r_), "%s", r_ ? "" : r_.error().message.c_str());                                            \
+        return static_cast<bool>(r_);                                                                                        \
+    }())
+
+constexpr std::size_t kSlot = (1u << 20) + 64; // one writer's slot in segment 0
+constexpr std::size_t kAmoArea = 4096;         // atomics' words, after the slots
+constexpr std::size_t kSlot1 = 65537 + 64;     // one writer's slot in segment 1
+
+std::uint64_t mix(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+// The byte a writer puts at position i of a transfer of `size` (depends on writer, target, size).
+unsigned char byte_at(std::uint64_t seed, int writer, int target, std::size_t size, std::size_t i) {
+    return static_cast<unsigned char>(mix(seed ^ mix((std::uint64_t(writer) << 40) ^ (std::uint64_t(target) << 32) ^
+                                                     size) ^ (i / 8)) >> (8 * (i % 8)));
+}
+
+Bootstrap& boot() { return g_runtime->bootstrap(); }
+void barrier() {
+    if (auto r = boot().barrier(); !r) {
+        std::fprintf(stderr, "[conformance] barrier: %s\n", r.error().message.c_str());
+        std::exit(2);
+    }
+}
+
+struct Setup {
+    std::unique_ptr<net::Transport> t;
+    char* seg0 = nullptr; // host heap block: n slots + the atomics' area
+    std::size_t seg0_size = 0;
+    std::vector<unsigned char> seg1;
+    bool seg1_registered = false;
+};
+
+void rma(Setup& s, std::uint64_t seed) {
+    const std::size_t sizes[] = {1, 7, 8, 63, 4096, 65537, 1u << 20};
+    for (std::size_t size : sizes) {
+        const std::size_t off = size == (1u << 20) ? 0 : 3; // odd offsets where they fit
+        for (int pe = 0; pe < g_n; ++pe) {
+            if (pe == g_me) continue;
+            std::vector<unsigned char> src(size), back(size, 0xee);
+            for (std::size_t i = 0; i < size; ++i) src[i] = byte_at(seed, g_me, pe, size, i);
+            const std::uint64_t at = kSlot * static_cast<std::size_t>(g_me) + off;
+            OK(s.t->put(pe, 0, at, src.data(), size));
+            OK(s.t->quiet());
+            OK(s.t->get(pe, 0, at, back.data(), size));
+            CHECK(back == src, "put then get of %zu bytes to PE %d differ", size, pe);
+            if (s.seg1_registered && size <= 65537) { // a buffer from malloc as the target, a slot per writer
+                const std::uint64_t at1 = kSlot1 * static_cast<std::size_t>(g_me) + off;
+                OK(s.t->put(pe, 1, at1, src.data(), size));
+                std::fill(back.begin(), back.end(), 0xee);
+                OK(s.t->get(pe, 1, at1, back.data(), size));
+                CHECK(back == src, "segment 1: put then get of %zu bytes to PE %d differ", size, pe);
+            }
+        }
+        OK(s.t->quiet());
+        barrier();
+        // The owner sees every writer's data in its slots.
+        for (int w = 0; w < g_n; ++w) {
+            if (w == g_me) continue;
+            const unsigned char* got = reinterpret_cast<unsigned char*>(s.seg0) + kSlot * static_cast<std::size_t>(w) + off;
+            std::size_t bad = 0;
+            for (std::size_t i = 0; i < size; ++i) bad += got[i] != byte_at(seed, w, g_me, size, i);
+            CHECK(bad == 0, "%zu of %zu bytes from PE %d wrong in this PE's memory", bad, size, w);
+        }
+        barrier();
+    }
+    // Zero bytes: nothing happens, and it completes.
+    for (int pe = 0; pe < g_n; ++pe) {
+        if (pe == g_me) continue;
+        char c = 0;
+        OK(s.t->put(pe, 0, 0, &c, 0));
+        OK(s.t->get(pe, 0, 0, &c, 0));
+    }
+}
+
+void errors(Setup& s) {
+    for (int pe = 0; pe < g_n; ++pe) {
+        if (pe == g_me) continue;
+        CHECK(s.t->reach(pe, 0), "segment 0 of PE %d is not reached", pe);
+        CHECK(!s.t->reach(pe, 2), "segment 2 of PE %d was never registered but is reached", pe);
+        std::uint64_t v = 0;
+        CHECK(!s.t->put(pe, 0, s.seg0_size - 4, &v, 8), "a put past the segment's end did not fail");
+        CHECK(!s.t->get(pe, 0, s.seg0_size + 64, &v, 8), "a get past the segment's end did not fail");
+        CHECK(!s.t->get(pe, 2, 0, &v, 8), "a get from an unregistered segment did not fail");
+        CHECK(!s.t->amo(pe, 0, s.seg0_size, AmoOp::Add, 8, 1, 0, false), "an atomic past the end did not fail");
+    }
+}
+
+std::uint64_t apply(AmoOp op, std::uint64_t old, std::uint64_t x, std::uint64_t c, std::uint64_t mask) {
+    switch (op) {
+    case AmoOp::Fetch: return old;
+    case AmoOp::Set:
+    case AmoOp::Swap: return x & mask;
+    case AmoOp::CompareSwap: return old == (c & mask) ? x & mask : old;
+    case AmoOp::Add: return (old + x) & mask;
+    case AmoOp::And: return old & x & mask;
+    case AmoOp::Or: return (old | x) & mask;
+    case AmoOp::Xor: return (old ^ x) & mask;
+    }
+    return old;
+}
+
+void atomics(Setup& s, std::uint64_t seed) {
+    const AmoOp ops[] = {AmoOp::Fetch, AmoOp::Set,  AmoOp::Swap, AmoOp::CompareSwap,
+                         AmoOp::Add,   AmoOp::And, AmoOp::Or,   AmoOp::Xor};
+    const int right = (g_me + 1) % g_n, left = (g_me + g_n - 1) % g_n;
+    char* area = s.seg0 + kSlot * static_cast<std::size_t>(g_n);
+    for (unsigned width : {4u, 8u}) {
+        if (!(s.t->caps().amo_widths & (1u << width))) {
+            std::printf("[conformance] %u-byte atomics skipped: not in caps\n", width);
+            continue;
+        }
+        const std::uint64_t mask = width == 8 ? ~0ull : 0xffffffffull;
+        for (int fetch = 0; fetch < 2; ++fetch) {
+            // Word k of this PE is operated on by its left neighbour with op k; the owner writes the
+            // initial values before the barrier.
+            auto init = [&](int owner, int k) { return mix(seed ^ (std::uint64_t(owner) << 20) ^ (k * 16 + width + fetch)) & mask; };
+            auto operand = [&](int owner, int k) { return mix(seed ^ 0xabcdef ^ (std::uint64_t(owner) << 20) ^ k) & mask; };
+            for (int k = 0; k < 8; ++k) {
+                const std::uint64_t v = init(g_me, k);
+                std::memcpy(area + 8 * k, &v, width);
+            }
+            barrier();
+            if (right != g_me) {
+                for (int k = 0; k < 8; ++k) {
+                    const AmoOp op = ops[k];
+                    const std::uint64_t old = init(right, k), x = operand(right, k);
+                    const std::uint64_t c = (k == 3 && (seed & 1)) ? x : old; // compare-swap: hit or miss
+                    auto r = s.t->amo(right, 0, kSlot * static_cast<std::size_t>(g_n) + 8 * k, op, width, x, c, fetch != 0);
+                    if (!OK(r)) continue;
+                    const bool returns = fetch || op == AmoOp::Fetch || op == AmoOp::Swap || op == AmoOp::CompareSwap;
+                    if (returns)
+                        CHECK(*r == old, "%u-byte op %d returned %#" PRIx64 ", expected the old %#" PRIx64, width, k, *r,
+                              old);
+                }
+            }
+            OK(s.t->quiet());
+            barrier();
+            if (left != g_me) {
+                for (int k = 0; k < 8; ++k) {
+                    std::uint64_t got = 0;
+                    std::memcpy(&got, area + 8 * k, width);
+                    const std::uint64_t old = init(g_me, k), x = operand(g_me, k);
+                    const std::uint64_t c = (k == 3 && (seed & 1)) ? x : old;
+                    const std::uint64_t want = apply(ops[k], old, x, c, mask);
+                    CHECK(got == want, "%u-byte op %d (fetch %d) left %#" PRIx64 ", expected %#" PRIx64, width, k,
+                          fetch, got, want);
+                }
+            }
+            barrier();
+        }
+    }
+    // Atomicity: every PE, with two threads, adds to PE 0's counters at once.
+    constexpr int kAdds = 300;
+    std::uint64_t* counter = reinterpret_cast<std::uint64_t*>(area + 512);
+    auto* counter32 = reinterpret_cast<std::uint32_t*>(area + 520);
+    *counter = 0;
+    *counter32 = 0;
+    barrier();
+    if (g_me != 0) {
+        auto adder = [&](std::uint64_t step) {
+            for (int i = 0; i < kAdds; ++i) {
+                OK(s.t->amo(0, 0, kSlot * static_cast<std::size_t>(g_n) + 512, AmoOp::Add, 8, step, 0, i % 3 == 0));
+                OK(s.t->amo(0, 0, kSlot * static_cast<std::size_t>(g_n) + 520, AmoOp::Add, 4, step, 0, i % 5 == 0));
+            }
+        };
+        std::thread t1(adder, 1), t2(adder, 2);
+        t1.join();
+        t2.join();
+    }
+    OK(s.t->quiet());
+    barrier();
+    if (g_me == 0) {
+        const std::uint64_t want = 3ull * kAdds * static_cast<std::uint64_t>(g_n - 1);
+        CHECK(*counter == want, "64-bit counter %" PRIu64 ", expected %" PRIu64, *counter, want);
+        CHECK(*counter32 == want, "32-bit counter %u, expected %" PRIu64, *counter32, want);
+    }
+    barrier();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: oshrun -np N transport_conformance shm|ucx|ofi\n");
+        return 2;
+    }
+    const std::string which = argv[1];
+    if (auto r = Runtime::init(SHMEM_THREAD_MULTIPLE); !r) {
+        std::fprintf(stderr, "[conformance] init: %s\n", r.error().message.c_str());
+        return 2;
+    }
+    g_me = shmem_my_pe();
+    g_n = shmem_n_pes();
+    Setup s;
+    Result<std::unique_ptr<net::Transport>> made = Error{"unknown transport: use shm, ucx or ofi"};
+    if (which == "shm") made = net::make_shm(g_me, g_n);
+    else if (which == "ucx") made = net::make_ucx(g_me, g_n);
+    else if (which == "ofi") {
+        const char* prov = std::getenv("VKSHMEM_OFI_PROVIDER");
+        const char* at = std::getenv("VKSHMEM_OFI_ATOMICS");
+        made = net::make_ofi(g_me, g_n, prov ? prov : "", at ? at : "auto");
+    }
+    if (!made) {
+        std::fprintf(stderr, "[conformance] %s: %s\n", which.c_str(), made.error().message.c_str());
+        return 2;
+    }
+    s.t = std::move(*made);
+    // The seed: PE 0's, for every PE.
+    std::uint64_t mine = std::random_device{}() ^ (std::uint64_t(std::random_device{}()) << 32);
+    if (const char* e = std::getenv("VKSHMEM_TEST_SEED")) mine = std::strtoull(e, nullptr, 0);
+    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(g_n));
+    if (auto r = boot().allgather(&mine, sizeof mine, seeds.data()); !r) return 2;
+    const std::uint64_t seed = seeds[0];
+
+    s.seg0_size = kSlot * static_cast<std::size_t>(g_n) + kAmoArea;
+    s.seg0 = static_cast<char*>(g_runtime->allocate(kHostHeap, s.seg0_size, 64, "conformance"));
+    s.seg1.resize(kSlot1 * static_cast<std::size_t>(g_n));
+    if (!s.seg0) return 2;
+    OK(s.t->register_segment(0, s.seg0, s.seg0_size));
+    auto r1 = s.t->register_segment(1, s.seg1.data(), s.seg1.size());
+    s.seg1_registered = static_cast<bool>(r1);
+    if (which == "shm") CHECK(!s.seg1_registered, "shm registered memory outside the symmetric spaces");
+    else CHECK(s.seg1_registered, "registering a malloc'd buffer: %s", r1 ? "" : r1.error().message.c_str());
+    std::vector<bool> peers(static_cast<std::size_t>(g_n), true);
+    peers[static_cast<std::size_t>(g_me)] = false;
+    if (!OK(s.t->connect(boot(), peers))) return 2;
+    if (g_me == 0)
+        std::printf("[conformance] %s at %d PEs, seed %#" PRIx64 " (VKSHMEM_TEST_SEED): %s\n", which.c_str(), g_n, seed,
+                    s.t->describe().c_str());
+
+    rma(s, seed);
+    errors(s);
+    atomics(s, seed);
+
+    barrier();
+    s.t.reset(); // closes connections while every PE still serves the others
+    std::printf("[conformance] PE %d: %d checks, %d failed\n", g_me, g_checks, g_failures);
+    Runtime::finalize();
+    return g_failures ? 1 : 0;
+}
