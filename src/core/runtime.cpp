@@ -228,10 +228,15 @@ Result<void> Runtime::start_network() {
                                           r.error().message));
     }
     if (auto r = net_->connect(*boot_, remote); !r) return r.error();
-    for (int pe = 0; pe < n; ++pe)
+    for (int pe = 0; pe < n; ++pe) {
+        if (!remote[static_cast<std::size_t>(pe)]) continue;
         for (int s = 0; s < kSpaceCount; ++s)
-            if (remote[static_cast<std::size_t>(pe)] && net_->reach(pe, s))
-                memory_->set_route(pe, static_cast<Space>(s), Route::Network);
+            if (net_->reach(pe, s)) memory_->set_route(pe, static_cast<Space>(s), Route::Network);
+        // A device heap the transport could not register (a GPU's) is reached
+        // through its owner's proxy, by active messages over the network.
+        if (!net_->reach(pe, kDeviceHeap) && net_->reach(pe, kHostHeap) && g_state.space[kDeviceHeap].size)
+            memory_->set_route(pe, kDeviceHeap, Route::Proxy);
+    }
     g_state.net_progress = [] { g_runtime->network()->progress(); };
     net_reason_ = fmt::format("{}: {}; {} of {} PEs reached through it{}", net_->name(), net_->describe(),
                               std::count(remote.begin(), remote.end(), true), n,

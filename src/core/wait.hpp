@@ -49,6 +49,7 @@ inline void proxy_pause() {
 // wait_for for waits on a proxy: spins, then proxy_pause.
 template <class Pred> void wait_for_proxy(Pred done) {
     for (int spins = 0; !done(); ++spins) {
+        if (g_state.net_progress) g_state.net_progress(); // the proxy may answer over the network
         if (spins < 256) cpu_relax();
         else proxy_pause();
     }

@@ -2,15 +2,19 @@
 
 #include "api/typed.hpp"
 #include "core/log.hpp"
+#include "core/runtime.hpp"
 #include "core/wait.hpp"
 #include "memory/symmetric.hpp"
 #include "vulkan/device.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <linux/futex.h>
+#include <type_traits>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,8 +27,8 @@ template <class T> std::atomic_ref<T> ref(T& v) { return std::atomic_ref<T>(v); 
 
 // The futex words live in memory several processes map, so the shared (not
 // the _PRIVATE) operations.
-void futex_wait(std::uint32_t* word, std::uint32_t seen, int ms) {
-    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+void futex_wait(std::uint32_t* word, std::uint32_t seen, int us) {
+    timespec ts{us / 1000000, (us % 1000000) * 1000L};
     syscall(SYS_futex, word, FUTEX_WAIT, seen, &ts, nullptr, 0);
 }
 void futex_wake(std::uint32_t* word) { syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0); }
@@ -34,6 +38,25 @@ std::mutex g_app_channel; // channel 0: the application's threads, one at a time
 std::uint32_t g_seq[kAmChannels];
 
 constexpr const char* kCall = "active message (proxy)";
+
+// The network transport when `pe`'s host heap is reached through it (a PE on
+// another node, or VKSHMEM_FORCE_NETWORK=1): then the inbox, the reply channel
+// and a message's data are read and written with the transport's operations
+// on the same offsets of that host heap, where the InternalArea sits.
+net::Transport* net_to(int pe) {
+    return g_state.space[kHostHeap].route[pe] == Route::Network ? g_runtime->network() : nullptr;
+}
+template <class T> T ok(Result<T> r) {
+    if (!r) fatal(kCall, "{}", r.error().message);
+    if constexpr (!std::is_void_v<T>) return *r;
+}
+constexpr std::uint64_t kInboxAt = offsetof(InternalArea, inbox);
+constexpr std::uint64_t slot_at(std::uint64_t ticket) {
+    return kInboxAt + offsetof(AmInbox, slots) + ticket % kAmSlots * sizeof(AmSlot);
+}
+constexpr std::uint64_t channel_at(int channel) {
+    return offsetof(InternalArea, channel) + static_cast<std::uint64_t>(channel) * sizeof(AmChannel);
+}
 } // namespace
 
 Sender::Sender() : channel_(tls_server ? 1 : 0), serving_(tls_server) {
@@ -57,6 +80,33 @@ void Sender::send(int pe, AmSlot& m) {
     auto serve_own = [this] {
         if (serving_) serving_->serve();
     };
+    auto answered = [&] {
+        if (ref(reply.done).load(std::memory_order_acquire) == m.seq) return true;
+        serve_own();
+        return false;
+    };
+    if (net::Transport* net = net_to(pe)) {
+        // The same steps through the network; the peer's proxy finds the
+        // message when it next looks (it wakes every millisecond).
+        const std::uint64_t t = ok(net->amo(pe, kHostHeap, kInboxAt + offsetof(AmInbox, tail), net::AmoOp::Add, 8, 1,
+                                            0, true));
+        const std::uint64_t at = slot_at(t), free_state = t / kAmSlots * 2;
+        wait_for_proxy([&] {
+            std::uint64_t state = ~std::uint64_t{0};
+            ok(net->get(pe, kHostHeap, at, &state, sizeof state));
+            if (state == free_state) return true;
+            serve_own();
+            return false;
+        });
+        ok(net->put(pe, kHostHeap, at + sizeof m.state, reinterpret_cast<const char*>(&m) + sizeof m.state,
+                    sizeof m - sizeof m.state));
+        ok(net->fence()); // the message before its state
+        const std::uint64_t published = free_state + 1;
+        ok(net->put(pe, kHostHeap, at, &published, sizeof published));
+        ok(net->quiet());
+        wait_for_proxy(answered);
+        return;
+    }
     AmInbox& in = area(pe)->inbox;
     const std::uint64_t t = ref(in.tail).fetch_add(1, std::memory_order_relaxed);
     AmSlot& slot = in.slots[t % kAmSlots];
@@ -75,11 +125,7 @@ void Sender::send(int pe, AmSlot& m) {
         ref(in.doorbell).fetch_add(1, std::memory_order_release);
         futex_wake(&in.doorbell);
     }
-    wait_for_proxy([&] {
-        if (ref(reply.done).load(std::memory_order_acquire) == m.seq) return true;
-        serve_own();
-        return false;
-    });
+    wait_for_proxy(answered);
 }
 
 void Sender::transfer(AmOp op, int pe, int space, std::uint64_t offset, std::uint64_t local, std::size_t n) {
@@ -125,9 +171,16 @@ bool Inbox::serve() {
         // buffers, which the release store of the reply does not drain; the
         // sender's next step may be a device copy that reads them.
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        AmChannel& reply = area(m.from)->channel[m.channel];
-        ref(reply.value).store(value, std::memory_order_relaxed);
-        ref(reply.done).store(m.seq, std::memory_order_release);
+        if (net::Transport* net = net_to(m.from)) { // the value, then (fenced) what says it is there
+            ok(net->put(m.from, kHostHeap, channel_at(m.channel) + offsetof(AmChannel, value), &value, sizeof value));
+            ok(net->fence());
+            ok(net->put(m.from, kHostHeap, channel_at(m.channel) + offsetof(AmChannel, done), &m.seq, sizeof m.seq));
+            ok(net->quiet());
+        } else {
+            AmChannel& reply = area(m.from)->channel[m.channel];
+            ref(reply.value).store(value, std::memory_order_relaxed);
+            ref(reply.done).store(m.seq, std::memory_order_release);
+        }
         VKSHMEM_TRACE("active message from PE {}: op {}, space {}, offset {:#x}, {} bytes", m.from, m.op, m.space,
                       m.offset, m.bytes);
     }
@@ -140,14 +193,33 @@ std::uint64_t Inbox::execute(const AmSlot& m) {
     const std::uint64_t len = op == AmOp::Amo ? m.width : m.bytes;
     if (static_cast<unsigned>(m.from) >= static_cast<unsigned>(g_state.n_pes) || m.space >= kSpaceCount ||
         m.channel >= kAmChannels || m.offset > g_state.space[m.space].size ||
-        len > g_state.space[m.space].size - m.offset || !g_state.space[kHostHeap].peer[m.from] ||
+        len > g_state.space[m.space].size - m.offset ||
+        (!g_state.space[kHostHeap].peer[m.from] && !net_to(m.from)) ||
         (op != AmOp::Amo && (m.local > g_state.space[kHostHeap].size ||
                              m.bytes > g_state.space[kHostHeap].size - m.local)))
         fatal(kCall, "malformed message from PE {} (op {}, space {}, offset {:#x}, {} bytes)", m.from, m.op, m.space,
               m.offset, len);
     auto* mine = reinterpret_cast<unsigned char*>(g_state.space[m.space].lo + m.offset);
-    auto* theirs = reinterpret_cast<unsigned char*>(g_state.space[kHostHeap].peer[m.from] + m.local);
     const int me = g_state.my_pe;
+    if (net::Transport* net = net_to(m.from); net && op != AmOp::Amo) {
+        // The sender's bytes come and go through the network, a piece at a
+        // time through this inbox's own buffer.
+        bounce_.resize(kAmStagingBytes);
+        for (std::uint64_t done = 0; done < m.bytes;) {
+            const std::size_t c = std::min<std::uint64_t>(m.bytes - done, bounce_.size());
+            if (op == AmOp::Put) {
+                ok(net->get(m.from, kHostHeap, m.local + done, bounce_.data(), c));
+                api::put(mine + done, bounce_.data(), c, me, kCall);
+            } else {
+                api::get(bounce_.data(), mine + done, c, me, kCall);
+                ok(net->put(m.from, kHostHeap, m.local + done, bounce_.data(), c));
+            }
+            done += c;
+        }
+        if (op == AmOp::Get) ok(net->quiet()); // the data before the reply
+        return 0;
+    }
+    auto* theirs = reinterpret_cast<unsigned char*>(g_state.space[kHostHeap].peer[m.from] + m.local);
     switch (op) {
     case AmOp::Put:
         if (!device_copy(m)) api::put(mine, theirs, m.bytes, me, kCall);
@@ -187,13 +259,13 @@ bool Inbox::device_copy(const AmSlot& m) {
     return true;
 }
 
-void Inbox::sleep(int ms, const std::atomic<int>& busy) {
+void Inbox::sleep(int us, const std::atomic<int>& busy) {
     AmInbox& in = area(g_state.my_pe)->inbox;
     const std::uint32_t bell = ref(in.doorbell).load(std::memory_order_acquire);
     ref(in.sleeping).store(1, std::memory_order_seq_cst);
     const bool pending =
         ref(in.slots[next_ % kAmSlots].state).load(std::memory_order_seq_cst) == next_ / kAmSlots * 2 + 1;
-    if (!pending && busy.load(std::memory_order_seq_cst) == 0) futex_wait(&in.doorbell, bell, ms);
+    if (!pending && busy.load(std::memory_order_seq_cst) == 0) futex_wait(&in.doorbell, bell, us);
     ref(in.sleeping).store(0, std::memory_order_relaxed);
 }
 

@@ -11,6 +11,13 @@
 // buffer when it lies there, otherwise the sender's staging area — with a
 // device copy where its device imports that heap. Every message is complete
 // when its send returns, so fence and quiet have nothing left to wait for.
+//
+// A peer whose host heap is reached through the network transport (another
+// node) gets the same messages through it: the sender takes a ticket with a
+// network atomic, writes the slot and publishes it with network puts; the
+// receiver reads and writes the sender's data with network gets and puts and
+// answers with network puts into the sender's reply channel. So a GPU's
+// device heap on another node is reached through its owner's proxy.
 #pragma once
 
 #include "core/state.hpp"
@@ -20,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 namespace vkshmem {
 class SymmetricMemory;
@@ -70,9 +78,10 @@ public:
     Inbox(VulkanDevice& dev, SymmetricMemory& mem) : dev_(dev), mem_(mem) {}
     // Carries out every message published so far; true if there was any.
     bool serve();
-    // Sleeps up to `ms` or until a message or wake() arrives; not at all
-    // when `busy` is already nonzero (the waker raises it before wake()).
-    void sleep(int ms, const std::atomic<int>& busy);
+    // Sleeps up to `us` microseconds or until a message or wake() arrives
+    // (not one sent over the network: those are found when it wakes); not at
+    // all when `busy` is already nonzero (the waker raises it before wake()).
+    void sleep(int us, const std::atomic<int>& busy);
     // Wakes the thread in sleep() (any thread; cheap when none sleeps).
     void wake();
     // Makes the calling thread this inbox's server (Sender uses its channel).
@@ -85,7 +94,8 @@ private:
     bool device_copy(const AmSlot& m);
     VulkanDevice& dev_;
     SymmetricMemory& mem_;
-    std::uint64_t next_ = 0; // the next ticket to serve
+    std::uint64_t next_ = 0;           // the next ticket to serve
+    std::vector<unsigned char> bounce_; // data of messages from PEs reached over the network
 };
 
 } // namespace vkshmem::am

@@ -2,6 +2,7 @@
 
 #include "api/typed.hpp"
 #include "core/log.hpp"
+#include "core/runtime.hpp"
 #include "core/state.hpp"
 #include "core/wait.hpp"
 #include "memory/symmetric.hpp"
@@ -174,7 +175,12 @@ void Proxy::run() {
     // submitted by the application itself), so an idle PE costs next to
     // nothing (tests run 4 PEs on 2 cores).
     inbox_.bind_thread();
-    constexpr auto kLinger = std::chrono::microseconds(200);
+    // Messages from PEs on other nodes ring no doorbell (they arrive by the
+    // network transport): where there may be such, linger longer and wake more
+    // often, so their round trips are not a sleep long.
+    const bool remote = g_runtime->network() != nullptr;
+    const auto kLinger = std::chrono::microseconds(remote ? 2000 : 200);
+    const int nap_us = remote ? 100 : 1000;
     auto last = std::chrono::steady_clock::now();
     unsigned idle = 0;
     while (!stop_.load(std::memory_order_acquire)) {
@@ -188,7 +194,7 @@ void Proxy::run() {
             if (idle < 256) cpu_relax();
             else proxy_pause();
         } else {
-            inbox_.sleep(1, active_);
+            inbox_.sleep(nap_us, active_);
         }
     }
 }

@@ -227,6 +227,45 @@ void atomics(Setup& s, std::uint64_t seed) {
     }
     OK(s.t->quiet());
     barrier();
+    // Fetch-adds hand out tickets: every value exactly once. Every PE but PE 1 takes tickets from
+    // PE 1 with two threads, and marks each in PE 1's bitmap with a fetching OR, whose old value
+    // must not have that bit yet.
+    constexpr int kTickets = 256; // per thread
+    const std::uint64_t bitmap_at = kSlot * static_cast<std::size_t>(g_n) + 1024;
+    const std::size_t words = (2 * kTickets * static_cast<std::size_t>(g_n) + 63) / 64;
+    const std::uint64_t ticket_at = bitmap_at + 8 * words;
+    std::memset(s.seg0 + bitmap_at, 0, 8 * words + 8);
+    barrier();
+    if (g_me != 1) {
+        auto taker = [&] {
+            for (int i = 0; i < kTickets; ++i) {
+                auto t = s.t->amo(1, 0, ticket_at, AmoOp::Add, 8, 1, 0, true);
+                if (!OK(t)) return;
+                const std::uint64_t bit = 1ull << (*t % 64);
+                auto old = s.t->amo(1, 0, bitmap_at + 8 * (*t / 64), AmoOp::Or, 8, bit, 0, true);
+                if (OK(old)) CHECK(!(*old & bit), "ticket %" PRIu64 " was handed out twice", *t);
+            }
+        };
+        std::thread a(taker), b(taker);
+        a.join();
+        b.join();
+    }
+    OK(s.t->quiet());
+    barrier();
+    if (g_me == 1) {
+        const std::uint64_t taken = 2ull * kTickets * static_cast<std::uint64_t>(g_n - 1);
+        std::uint64_t next = 0;
+        std::memcpy(&next, s.seg0 + ticket_at, 8);
+        CHECK(next == taken, "%" PRIu64 " tickets handed out, expected %" PRIu64, next, taken);
+        std::size_t set = 0;
+        for (std::size_t w = 0; w < words; ++w) {
+            std::uint64_t v;
+            std::memcpy(&v, s.seg0 + bitmap_at + 8 * w, 8);
+            set += static_cast<std::size_t>(__builtin_popcountll(v));
+        }
+        CHECK(set == taken, "%zu distinct tickets, expected %" PRIu64, set, taken);
+    }
+    barrier();
     if (g_me == 0) {
         const std::uint64_t want = 3ull * kAdds * static_cast<std::uint64_t>(g_n - 1);
         CHECK(*counter == want, "64-bit counter %" PRIu64 ", expected %" PRIu64, *counter, want);
