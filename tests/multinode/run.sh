@@ -92,6 +92,20 @@ for prog in spmd_setup spmd_memory spmd_rma spmd_amo spmd_sync spmd_static_data;
     fi
 done
 
+# Device heaps without a CPU mapping (VKSHMEM_DEVICE_ROUTE=copy, as a GPU's): the network transport
+# cannot register them, so other hosts reach them through their owners' proxies. Over libfabric
+# only: over UCX, spmd_rma failed once in seven such runs, cause not yet found.
+[[ $transport == ofi ]] && for prog in spmd_rma spmd_device_buffers; do
+    start=$(ms)
+    if VKSHMEM_DEVICE_ROUTE=copy launch "$bin/$prog" > "$work/$prog.am.log" 2>&1; then
+        echo "multinode: $prog, device heaps through the owners' proxies over $over: passed in $(($(ms) - start)) ms"
+    else
+        echo "multinode: $prog, device heaps through the owners' proxies over $over: FAILED"
+        tail -40 "$work/$prog.am.log"
+        failed=1
+    fi
+done
+
 # One host's PEs die mid-run: the job ends non-zero within 15 s, and nothing is left behind.
 launch "$bin/barrier_loop" > "$work/kill.log" 2>&1 &
 job=$!
