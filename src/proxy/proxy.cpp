@@ -176,9 +176,11 @@ void Proxy::run() {
     // nothing (tests run 4 PEs on 2 cores).
     inbox_.bind_thread();
     // Messages from PEs on other nodes ring no doorbell (they arrive by the
-    // network transport): where there may be such, linger longer and wake more
-    // often, so their round trips are not a sleep long.
-    const bool remote = g_runtime->network() != nullptr;
+    // network transport): where there may be such — a network runs and this
+    // PE's device heap is not one it registers (no CPU mapping) — linger
+    // longer and wake more often, so their round trips are not a sleep long.
+    const SpaceView& dh = g_state.space[kDeviceHeap];
+    const bool remote = g_runtime->network() && dh.size && dh.route[g_state.my_pe] != Route::Direct;
     const auto kLinger = std::chrono::microseconds(remote ? 2000 : 200);
     const int nap_us = remote ? 100 : 1000;
     auto last = std::chrono::steady_clock::now();
