@@ -111,6 +111,16 @@ void shmem_quiet(void) VKSHMEM_NOEXCEPT;
 void shmem_barrier_all(void) VKSHMEM_NOEXCEPT;
 void shmem_sync_all(void) VKSHMEM_NOEXCEPT;
 
+/* ---- Distributed locking -------------------------------------------------------- */
+/* `lock` is a symmetric long that every PE zeroes before first use and touches
+ * only through these calls. set_lock waits until this PE (or thread) holds it;
+ * waiting PEs get it in the order they asked (a ticket lock in PE 0's copy).
+ * test_lock takes it only if it is free and returns 0 then, else 1 at once.
+ * clear_lock completes this PE's operations (shmem_quiet), then releases it. */
+void shmem_set_lock(long *lock) VKSHMEM_NOEXCEPT;
+int shmem_test_lock(long *lock) VKSHMEM_NOEXCEPT;
+void shmem_clear_lock(long *lock) VKSHMEM_NOEXCEPT;
+
 #include "vkshmem/shmem_typed.h"
 
 #ifdef __cplusplus
