@@ -68,6 +68,11 @@ void shmem_init(void) VKSHMEM_NOEXCEPT;
  * success and nonzero (with a message) when initialization fails. */
 int shmem_init_thread(int requested, int *provided) VKSHMEM_NOEXCEPT;
 void shmem_query_thread(int *provided) VKSHMEM_NOEXCEPT;
+/* *initialized = 1 between shmem_init and shmem_finalize, else 0 (also before
+ * the first init and after finalize). shmem_init may follow shmem_finalize. */
+void shmem_query_initialized(int *initialized) VKSHMEM_NOEXCEPT;
+/* Profiling control (levels 0-2 and up): a hint for a profiling layer; a no-op here. */
+void shmem_pcontrol(int level, ...) VKSHMEM_NOEXCEPT;
 /* Collective: completes outstanding operations, then releases every resource. */
 void shmem_finalize(void) VKSHMEM_NOEXCEPT;
 /* Ends every PE of the job with exit status `status`. Never returns. */

@@ -47,6 +47,15 @@ void shmem_query_thread(int* provided) noexcept {
 
 void shmem_finalize(void) noexcept { Runtime::finalize(); }
 
+// 1.6: 1 between an initialization and its finalize, else 0; callable at any time.
+void shmem_query_initialized(int* initialized) noexcept {
+    if (initialized) *initialized = g_runtime && g_state.initialized ? 1 : 0;
+}
+
+// Profiling control: levels are hints for a profiling library placed in front of this one; with
+// none, there is nothing to switch, as the specification allows.
+void shmem_pcontrol(int, ...) noexcept {}
+
 void shmem_global_exit(int status) noexcept {
     if (g_runtime) g_runtime->global_exit(status);
     std::fflush(nullptr);

@@ -28,18 +28,30 @@ class Pmix final : public Bootstrap {
 public:
     static Result<std::unique_ptr<Bootstrap>> create() {
         auto p = std::unique_ptr<Pmix>(new Pmix);
-        pmix_status_t rc = PMIx_Init(&p->me_, nullptr, 0);
-        if (rc != PMIX_SUCCESS)
-            return make_error(fmt::format("PMIx_Init failed ({}): the launcher set PMIx variables but its "
-                                          "server cannot be reached; start the program with oshrun or "
-                                          "`srun --mpi=pmix`",
-                                          PMIx_Error_string(rc)));
-        p->initialized_ = true;
+        // The connection to the launcher lasts until the process exits, not
+        // until shmem_finalize: a PE that finalizes while its peers already
+        // meet again in a later shmem_init (1.6 allows it) would otherwise
+        // leave their fence half-finished (PARTIAL SUCCESS). So PMIx_Init runs
+        // once per process and PMIx_Finalize once, at exit.
+        static pmix_proc_t me{};
+        static bool connected = false;
+        if (!connected) {
+            pmix_status_t rc = PMIx_Init(&me, nullptr, 0);
+            if (rc != PMIX_SUCCESS)
+                return make_error(fmt::format("PMIx_Init failed ({}): the launcher set PMIx variables but its "
+                                              "server cannot be reached; start the program with oshrun or "
+                                              "`srun --mpi=pmix`",
+                                              PMIx_Error_string(rc)));
+            connected = true;
+            std::atexit([] { PMIx_Finalize(nullptr, 0); });
+            // Losing the launcher (mpirun killed) would leave this PE spinning
+            // in a barrier forever: end it instead.
+            pmix_status_t lost = PMIX_ERR_LOST_CONNECTION;
+            PMIx_Register_event_handler(&lost, 1, nullptr, 0, on_lost_launcher, nullptr, nullptr);
+        }
+        p->me_ = me;
         p->kind_ = "pmix";
-        // Losing the launcher (mpirun killed) would leave this PE spinning in
-        // a barrier forever: end it instead.
-        pmix_status_t lost = PMIX_ERR_LOST_CONNECTION;
-        PMIx_Register_event_handler(&lost, 1, nullptr, 0, on_lost_launcher, nullptr, nullptr);
+        pmix_status_t rc;
         p->rank_ = static_cast<int>(p->me_.rank);
         pmix_proc_t wild;
         PMIX_LOAD_PROCID(&wild, p->me_.nspace, PMIX_RANK_WILDCARD);
@@ -67,12 +79,10 @@ public:
         return std::unique_ptr<Bootstrap>(std::move(p));
     }
 
-    ~Pmix() override {
-        if (initialized_) PMIx_Finalize(nullptr, 0);
-    }
+    ~Pmix() override = default; // PMIx_Finalize runs at exit (create())
 
     Result<void> allgather(const void* in, std::size_t len, void* out) override {
-        std::string key = fmt::format("vkshmem.ag.{}", seq_++);
+        std::string key = fmt::format("vkshmem.ag.{}", g_allgathers++);
         pmix_value_t v;
         PMIX_VALUE_CONSTRUCT(&v);
         v.type = PMIX_BYTE_OBJECT;
@@ -132,8 +142,10 @@ public:
 private:
     Pmix() = default;
     pmix_proc_t me_{};
-    bool initialized_ = false;
-    unsigned seq_ = 0;
+    // Numbers the allgathers' keys across initializations: the PMIx server
+    // keeps a key's value after PMIx_Finalize, so a key used again by a later
+    // shmem_init would not be the new one.
+    static inline unsigned g_allgathers = 0;
 };
 
 void on_lost_launcher(std::size_t, pmix_status_t, const pmix_proc_t*, pmix_info_t*, std::size_t, pmix_info_t*,

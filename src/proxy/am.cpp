@@ -91,18 +91,17 @@ void Sender::send(int pe, AmSlot& m) {
         const std::uint64_t t = ok(net->amo(pe, kHostHeap, kInboxAt + offsetof(AmInbox, tail), net::AmoOp::Add, 8, 1,
                                             0, true));
         const std::uint64_t at = slot_at(t), free_state = t / kAmSlots * 2;
+        // The state word is read and written with the transport's atomics,
+        // as the owner's proxy reads and writes it with the CPU's.
         wait_for_proxy([&] {
-            std::uint64_t state = ~std::uint64_t{0};
-            ok(net->get(pe, kHostHeap, at, &state, sizeof state));
-            if (state == free_state) return true;
+            if (ok(net->amo(pe, kHostHeap, at, net::AmoOp::Fetch, 8, 0, 0, true)) == free_state) return true;
             serve_own();
             return false;
         });
         ok(net->put(pe, kHostHeap, at + sizeof m.state, reinterpret_cast<const char*>(&m) + sizeof m.state,
                     sizeof m - sizeof m.state));
-        ok(net->fence()); // the message before its state
-        const std::uint64_t published = free_state + 1;
-        ok(net->put(pe, kHostHeap, at, &published, sizeof published));
+        ok(net->quiet()); // the message before its state
+        ok(net->amo(pe, kHostHeap, at, net::AmoOp::Set, 8, free_state + 1, 0, false));
         ok(net->quiet());
         wait_for_proxy(answered);
         return;
@@ -171,10 +170,11 @@ bool Inbox::serve() {
         // buffers, which the release store of the reply does not drain; the
         // sender's next step may be a device copy that reads them.
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (net::Transport* net = net_to(m.from)) { // the value, then (fenced) what says it is there
+        if (net::Transport* net = net_to(m.from)) { // the value, then (completed) what says it is there
             ok(net->put(m.from, kHostHeap, channel_at(m.channel) + offsetof(AmChannel, value), &value, sizeof value));
-            ok(net->fence());
-            ok(net->put(m.from, kHostHeap, channel_at(m.channel) + offsetof(AmChannel, done), &m.seq, sizeof m.seq));
+            ok(net->quiet());
+            ok(net->amo(m.from, kHostHeap, channel_at(m.channel) + offsetof(AmChannel, done), net::AmoOp::Set, 4,
+                        m.seq, 0, false));
             ok(net->quiet());
         } else {
             AmChannel& reply = area(m.from)->channel[m.channel];
