@@ -86,8 +86,9 @@ void Sender::send(int pe, AmSlot& m) {
         return false;
     };
     if (net::Transport* net = net_to(pe)) {
-        // The same steps through the network; the peer's proxy finds the
-        // message when it next looks (it wakes every millisecond).
+        // The same steps through the network; no doorbell rings, so the
+        // peer's proxy finds the message when it next looks (every 100 µs
+        // while idle, proxy.cpp).
         const std::uint64_t t = ok(net->amo(pe, kHostHeap, kInboxAt + offsetof(AmInbox, tail), net::AmoOp::Add, 8, 1,
                                             0, true));
         const std::uint64_t at = slot_at(t), free_state = t / kAmSlots * 2;
