@@ -135,8 +135,8 @@ int main(int argc, char** argv) {
                         cfg.VKSHMEM_FORCE_NETWORK ? ", and for node-local PEs too (VKSHMEM_FORCE_NETWORK=1)" : "");
         if (pick)
             std::puts("  device heaps over the network: registered where the CPU maps them (lavapipe, host-only "
-                      "PEs); a GPU's through its owner's proxy (active messages over the transport); dma-buf "
-                      "registration of GPU memory: not implemented");
+                      "PEs); a GPU's through its owner's proxy (active messages over the transport), never "
+                      "registered with the network itself (no dma-buf path)");
     }
     std::puts("Bootstrap: PMIx (oshrun, mpirun, prterun, srun --mpi=pmix); a singleton without a launcher");
     std::puts("Environment:");

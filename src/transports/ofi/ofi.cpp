@@ -164,7 +164,6 @@ private:
     fid_mr* bounce_mr_ = nullptr;
     fid_mr* recv_mr_ = nullptr; // FI_MR_LOCAL: the receive buffers' registration
     std::mutex bounce_mu_;
-    std::mutex amo_mu_;
     std::string last_error_; // of what has no waiter (answers, receives)
     // Atomics as messages.
     bool messages_ = false;
@@ -519,9 +518,6 @@ Result<std::uint64_t> Ofi::native_amo(const Remote& r, int pe, std::uint64_t off
     struct Bufs {
         std::uint64_t operand, cond, result;
     } stack{};
-    // One native atomic in flight per PE: libfabric 1.17's shm provider
-    // corrupted a counter when two threads' atomics on it overlapped.
-    std::lock_guard one(amo_mu_);
     std::unique_lock<std::mutex> b;
     Bufs* v = &stack;
     void* desc = nullptr;
