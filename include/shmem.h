@@ -60,6 +60,20 @@ extern "C" {
 #define SHMEM_MALLOC_ATOMICS_REMOTE (1L << 0)
 #define SHMEM_MALLOC_SIGNAL_REMOTE (1L << 1)
 
+/* ---- Teams ------------------------------------------------------------------------ */
+/* A team handle. SHMEM_TEAM_WORLD holds every PE; SHMEM_TEAM_SHARED the PEs of
+ * this node whose memory this PE maps (shmem_ptr reaches them); a split hands
+ * SHMEM_TEAM_INVALID to the PEs it leaves out. */
+typedef struct vkshmem_team *shmem_team_t;
+#define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+#define SHMEM_TEAM_WORLD ((shmem_team_t)1)
+#define SHMEM_TEAM_SHARED ((shmem_team_t)2)
+/* What a team is created with (config_mask bits say which fields count). */
+typedef struct {
+    int num_contexts;
+} shmem_team_config_t;
+#define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+
 /* ---- Setup, exit and query ---------------------------------------------------- */
 /* Initializes the library; collective over all PEs. Ends the job with a
  * message when the launcher, the Vulkan device or the heaps cannot be set up. */
@@ -112,9 +126,40 @@ void shmem_quiet(void) VKSHMEM_NOEXCEPT;
 
 /* ---- Synchronization ---------------------------------------------------------- */
 /* barrier_all: quiet, then wait for every PE. sync_all: wait for every PE
- * without completing outstanding operations. */
+ * without completing outstanding operations. The algorithm:
+ * VKSHMEM_BARRIER_ALGORITHM (dissemination or linear). */
 void shmem_barrier_all(void) VKSHMEM_NOEXCEPT;
 void shmem_sync_all(void) VKSHMEM_NOEXCEPT;
+
+/* ---- Teams (all collective over the parent team, or the team) --------------------- */
+/* This PE's number in the team, and the team's size; -1 for SHMEM_TEAM_INVALID. */
+int shmem_team_my_pe(shmem_team_t team) VKSHMEM_NOEXCEPT;
+int shmem_team_n_pes(shmem_team_t team) VKSHMEM_NOEXCEPT;
+/* The fields of config_mask from the config the team was created with; 0, or
+ * nonzero for SHMEM_TEAM_INVALID. */
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config) VKSHMEM_NOEXCEPT;
+/* src_pe of src_team as numbered in dest_team; -1 if it is not in dest_team. */
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team) VKSHMEM_NOEXCEPT;
+/* Collective over parent_team (same arguments on every PE): the team of the
+ * parent's PEs start, start + stride, ... (size of them). *new_team is
+ * SHMEM_TEAM_INVALID on the others. Returns 0, or nonzero on every PE (with a
+ * message from the parent's PE 0) when the arguments are bad or all 64 team
+ * slots are in use. */
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask,
+                             shmem_team_t *new_team) VKSHMEM_NOEXCEPT;
+/* Collective over parent_team: the parent as a grid xrange PEs wide (the last
+ * row may be short). *xaxis_team: this PE's row; *yaxis_team: its column. */
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
+                        long xaxis_mask, shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team) VKSHMEM_NOEXCEPT;
+/* Collective over the team. SHMEM_TEAM_INVALID: nothing happens. */
+void shmem_team_destroy(shmem_team_t team) VKSHMEM_NOEXCEPT;
+/* shmem_ptr for team PE `pe`. */
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe) VKSHMEM_NOEXCEPT;
+/* Waits for every PE of the team (no completion of outstanding operations).
+ * Returns 0; nonzero for SHMEM_TEAM_INVALID. */
+int shmem_team_sync(shmem_team_t team) VKSHMEM_NOEXCEPT;
 
 /* ---- Distributed locking -------------------------------------------------------- */
 /* `lock` is a symmetric long that every PE zeroes before first use and touches

@@ -57,7 +57,4 @@ void shmem_quiet(void) noexcept {
     else std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-void shmem_barrier_all(void) noexcept { require_runtime("shmem_barrier_all").barrier_all(); }
-void shmem_sync_all(void) noexcept { require_runtime("shmem_sync_all").barrier_all(); }
-
 } // extern "C"

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+struct vkshmem_team; // shmem_team_t (api/team_handle.hpp)
+
 namespace vkshmem::api {
 
 // Opaque 16-byte element for shmem_put128/get128/iput128/iget128.
@@ -85,6 +87,27 @@ template <class T>
 std::size_t test_some_vector(T* ivars, std::size_t nelems, std::size_t* indices, const int* status, int cmp,
                              const T* values, const char* call = __builtin_FUNCTION());
 
+// ---- Collectives on teams (src/coll; coll_impl.hpp) ----------------------------------
+// Each returns 0, or -1 for SHMEM_TEAM_INVALID (where nothing happens).
+using team_t = vkshmem_team*;
+template <class T> int broadcast(team_t team, T* dest, const T* source, std::size_t nelems, int root, const char* call = __builtin_FUNCTION());
+template <class T> int collect(team_t team, T* dest, const T* source, std::size_t nelems, const char* call = __builtin_FUNCTION());
+template <class T> int fcollect(team_t team, T* dest, const T* source, std::size_t nelems, const char* call = __builtin_FUNCTION());
+template <class T> int alltoall(team_t team, T* dest, const T* source, std::size_t nelems, const char* call = __builtin_FUNCTION());
+template <class T>
+int alltoalls(team_t team, T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems,
+              const char* call = __builtin_FUNCTION());
+template <class T> int and_reduce(team_t team, T* dest, const T* source, std::size_t n, const char* call = __builtin_FUNCTION());
+template <class T> int or_reduce(team_t team, T* dest, const T* source, std::size_t n, const char* call = __builtin_FUNCTION());
+template <class T> int xor_reduce(team_t team, T* dest, const T* source, std::size_t n, const char* call = __builtin_FUNCTION());
+template <class T> int max_reduce(team_t team, T* dest, const T* source, std::size_t n, const char* call = __builtin_FUNCTION());
+template <class T> int min_reduce(team_t team, T* dest, const T* source, std::size_t n, const char* call = __builtin_FUNCTION());
+template <class T> int sum_reduce(team_t team, T* dest, const T* source, std::size_t n, const char* call = __builtin_FUNCTION());
+template <class T> int prod_reduce(team_t team, T* dest, const T* source, std::size_t n, const char* call = __builtin_FUNCTION());
+template <class T> int sum_inscan(team_t team, T* dest, const T* source, std::size_t n, const char* call = __builtin_FUNCTION());
+template <class T> int sum_exscan(team_t team, T* dest, const T* source, std::size_t n, const char* call = __builtin_FUNCTION());
+
 } // namespace vkshmem::api
 
 #include "api/typed_impl.hpp"
+#include "api/coll_impl.hpp"

@@ -1,5 +1,6 @@
 #include "core/runtime.hpp"
 
+#include "coll/coll.hpp"
 #include "core/log.hpp"
 #include "core/wait.hpp"
 
@@ -137,6 +138,12 @@ Result<void> Runtime::start(int requested) {
     if (!mem) return mem.error();
     memory_ = std::move(*mem);
     if (auto r = start_network(); !r) return r.error();
+    auto algos = collective_algorithms();
+    if (!algos) return algos.error();
+    std::vector<int> shared;
+    for (int pe : boot_->local_peers())
+        if (g_state.space[kHostHeap].peer[pe]) shared.push_back(pe); // shmem_ptr reaches it
+    teams_ = std::make_unique<coll::Teams>(shared, *algos);
     if (device_) {
         auto proxy = Proxy::create(cfg_, *device_, *memory_);
         if (!proxy) return proxy.error();
@@ -191,6 +198,21 @@ Result<std::unique_ptr<net::Transport>> Runtime::make_transport() const {
     auto t = ofi(); // auto: libfabric where UCX cannot start
     if (!t) return Error{fmt::format("UCX: {}; libfabric: {}", u.error().message, t.error().message)};
     return t;
+}
+
+Result<coll::Algorithms> Runtime::collective_algorithms() const {
+    auto pick = [](const char* var, const std::string& v, const char* tree) -> Result<coll::Algorithm> {
+        if (v == tree) return coll::Algorithm::Tree;
+        if (v == "linear") return coll::Algorithm::Linear;
+        return Error{fmt::format("{}={} is not an algorithm of this version: use {} or linear", var, v, tree)};
+    };
+    auto b = pick("VKSHMEM_BARRIER_ALGORITHM", cfg_.VKSHMEM_BARRIER_ALGORITHM, "dissemination");
+    if (!b) return b.error();
+    auto c = pick("VKSHMEM_BCAST_ALGORITHM", cfg_.VKSHMEM_BCAST_ALGORITHM, "tree");
+    if (!c) return c.error();
+    auto r = pick("VKSHMEM_REDUCE_ALGORITHM", cfg_.VKSHMEM_REDUCE_ALGORITHM, "tree");
+    if (!r) return r.error();
+    return coll::Algorithms{*b, *c, *r};
 }
 
 Result<void> Runtime::start_network() {
@@ -250,31 +272,7 @@ void Runtime::quiet() {
         if (auto r = net_->quiet(); !r) fatal("shmem_quiet", "{}", r.error().message);
 }
 
-void Runtime::barrier_all() {
-    // Dissemination barrier: in round r, signal PE (me + 2^r) mod n and wait
-    // for PE (me - 2^r) mod n. Counters only grow, so nothing is reset and a
-    // fast PE's next barrier cannot be confused with this one.
-    const int n = g_state.n_pes, me = g_state.my_pe;
-    quiet(); // the barrier completes this PE's puts and AMOs first
-    if (n == 1) return;
-    const std::uint64_t epoch = ++barrier_epoch_;
-    InternalArea* mine = memory_->internal(me);
-    int r = 0;
-    for (int dist = 1; dist < n; dist <<= 1, ++r) {
-        const int pe = (me + dist) % n;
-        if (g_state.space[kHostHeap].route[pe] == Route::Network) {
-            const std::uint64_t off = offsetof(InternalArea, barrier) + r * sizeof(InternalArea::Flag);
-            auto a = net_->amo(pe, kHostHeap, off, net::AmoOp::Add, 8, 1, 0, false);
-            if (!a) fatal("shmem_barrier_all", "{}", a.error().message);
-            if (auto q = net_->quiet(); !q) fatal("shmem_barrier_all", "{}", q.error().message);
-        } else {
-            InternalArea* peer = memory_->internal(pe);
-            std::atomic_ref<std::uint64_t>(peer->barrier[r].value).fetch_add(1, std::memory_order_release);
-        }
-        std::atomic_ref<std::uint64_t> flag(mine->barrier[r].value);
-        wait_for([&] { return flag.load(std::memory_order_acquire) >= epoch; });
-    }
-}
+void Runtime::barrier_all(const char* call) { coll::barrier(teams_->world(), call); }
 
 void* Runtime::allocate(Space s, std::size_t size, std::size_t align, const char* call) {
     void* p = nullptr;
@@ -352,6 +350,7 @@ void Runtime::finalize() {
     g_state.initialized = false;
     rt->proxy_.reset();
     g_state.net_progress = nullptr;
+    rt->teams_.reset();
     rt->net_.reset(); // collective: closes every connection
     rt->memory_.reset();
     rt->device_.reset();

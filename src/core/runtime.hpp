@@ -3,6 +3,7 @@
 #pragma once
 
 #include "bootstrap/bootstrap.hpp"
+#include "coll/team.hpp"
 #include "core/config.hpp"
 #include "memory/symmetric.hpp"
 #include "proxy/proxy.hpp"
@@ -31,11 +32,12 @@ public:
     SymmetricMemory& memory() { return *memory_; }
     Proxy* proxy() { return proxy_.get(); } // null without a Vulkan device
     net::Transport* network() { return net_.get(); } // null when no PE is reached over a network
+    coll::Teams& teams() { return *teams_; }
     int thread_level() const { return thread_level_; }
     const std::string& no_device_reason() const { return no_device_reason_; }
 
-    // barrier over all PEs (the dissemination flags of the InternalArea).
-    void barrier_all();
+    // quiet, then a sync of SHMEM_TEAM_WORLD (coll/); `call` names the routine for messages.
+    void barrier_all(const char* call = "shmem_barrier_all");
     // Completes this PE's puts and AMOs (shmem_quiet).
     void quiet();
     // Collective allocation with the spec's closing barrier; `call` names the
@@ -56,6 +58,8 @@ private:
     void print_info() const;
     // Starts the network transport where some PE needs it (VKSHMEM_NETWORK).
     Result<void> start_network();
+    // VKSHMEM_BARRIER_ALGORITHM, VKSHMEM_BCAST_ALGORITHM, VKSHMEM_REDUCE_ALGORITHM.
+    Result<coll::Algorithms> collective_algorithms() const;
     // The transport VKSHMEM_NETWORK asks for (auto: UCX, else libfabric).
     Result<std::unique_ptr<net::Transport>> make_transport() const;
 
@@ -65,10 +69,10 @@ private:
     std::unique_ptr<SymmetricMemory> memory_;
     std::unique_ptr<Proxy> proxy_;
     std::unique_ptr<net::Transport> net_;
+    std::unique_ptr<coll::Teams> teams_;
     std::string net_reason_; // why that transport (or none)
     int thread_level_ = 0;
     std::string no_device_reason_;
-    std::uint64_t barrier_epoch_ = 0;
     std::mutex mu_;
 };
 

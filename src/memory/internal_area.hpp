@@ -56,11 +56,6 @@ struct alignas(64) AmChannel {
 constexpr int kAmChannels = 2;
 
 struct alignas(64) InternalArea {
-    static constexpr int kBarrierRounds = 32;
-    struct alignas(64) Flag {
-        std::uint64_t value;
-    };
-    Flag barrier[kBarrierRounds];
     AmInbox inbox;
     AmChannel channel[kAmChannels];
 };
@@ -69,8 +64,19 @@ struct alignas(64) InternalArea {
 // whose local buffer is not in the sender's host heap passes through it.
 constexpr std::size_t kAmStagingAt = 64 * 1024;
 constexpr std::size_t kAmStagingBytes = 512 * 1024;
-constexpr std::size_t kInternalReserve = kAmStagingAt + kAmChannels * kAmStagingBytes;
 static_assert(sizeof(InternalArea) <= kAmStagingAt);
+
+// After the staging areas, one block per team slot (src/coll/team.hpp): the
+// flags its collectives signal each other with, then one word per PE of the
+// job. Slot 0 is SHMEM_TEAM_WORLD's, 1 SHMEM_TEAM_SHARED's.
+constexpr std::size_t kTeamAreaAt = kAmStagingAt + kAmChannels * kAmStagingBytes;
+constexpr int kMaxTeams = 64;
+constexpr std::size_t kTeamFlagBytes = 128 * 64;
+constexpr std::size_t team_block_bytes(int n_pes) {
+    return kTeamFlagBytes + (static_cast<std::size_t>(n_pes) * 8 + 63) / 64 * 64;
+}
+// The runtime's part of the host heap, below what shmem_malloc hands out.
+constexpr std::size_t internal_reserve(int n_pes) { return kTeamAreaAt + kMaxTeams * team_block_bytes(n_pes); }
 
 // The host heap's base is aligned to min(this, its size rounded up to a power
 // of two): the largest alignment shmem_align can honour.

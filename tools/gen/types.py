@@ -62,6 +62,9 @@ TYPES = [
     _t("uint64_t", "uint64", "uint", 64),
     _t("size_t", "size", "uint"),
     _t("ptrdiff_t", "ptrdiff", "sint"),
+    # Reductions and scans only (sum, prod).
+    _t("double _Complex", "complexd", "complex", 128, generic=True),
+    _t("float _Complex", "complexf", "complex", 64, generic=True),
 ]
 
 # Named subsets of TYPES (by TYPENAME), each in the specification's table order.
@@ -70,9 +73,16 @@ _AMO_STANDARD = [
     "int32", "int64", "uint32", "uint64", "size", "ptrdiff",
 ]
 
+_REDUCE_BITWISE = [
+    "uchar", "ushort", "uint", "ulong", "ulonglong",
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "size",
+]
+_REDUCE_MINMAX = (["char", "schar", "short", "int", "long", "longlong", "ptrdiff"] + _REDUCE_BITWISE
+                  + ["float", "double", "longdouble"])
+
 TYPE_SETS = {
     # Table "Standard RMA Types and Names": every type.
-    "rma": [t["name"] for t in TYPES],
+    "rma": [t["name"] for t in TYPES if t["kind"] != "complex"],
     # Table "Standard AMO Types and Names".
     "amo_standard": list(_AMO_STANDARD),
     # Table "Extended AMO Types and Names": the standard ones plus float, double.
@@ -82,6 +92,12 @@ TYPE_SETS = {
     # Table "Point-to-Point Synchronization Types and Names": the standard AMO
     # types, plus short and unsigned short (deprecated since 1.5, still generated).
     "p2p": _AMO_STANDARD + ["short", "ushort"],
+    # Table "Reduction Types, Names and Supporting Operations": and/or/xor,
+    # max/min (the bitwise ones plus signed and floating types), sum/prod
+    # (max/min's plus the complex types); scans take sum's.
+    "reduce_bitwise": _REDUCE_BITWISE,
+    "reduce_minmax": _REDUCE_MINMAX,
+    "reduce_arith": _REDUCE_MINMAX + ["complexd", "complexf"],
 }
 
 # Sized RMA routines (shmem_put32, shmem_iget128, shmem_putmem, ...).
@@ -237,6 +253,47 @@ FAMILIES = [
            "shmem_test_any_vector", "ivars"),
         op("shmem_{TYPENAME}_test_some_vector", "size_t", _WAIT_SOME + _VALUES, "test_some_vector", _P2P,
            "shmem_test_some_vector", "ivars"),
+    ]),
+]
+
+# Collectives on teams (src/coll through the templates of src/api/typed.hpp).
+_TEAM_CONTIG = [("shmem_team_t", "team"), ("{TYPE} *", "dest"), ("const {TYPE} *", "source"), ("size_t", "nelems")]
+_TEAM_VOID = [("shmem_team_t", "team"), ("void *", "dest"), ("const void *", "source"), ("size_t", "nelems")]
+_TEAM_REDUCE = [("shmem_team_t", "team"), ("{TYPE} *", "dest"), ("const {TYPE} *", "source"), ("size_t", "nreduce")]
+_ROOT = [("int", "PE_root")]
+_STRIDES = [("ptrdiff_t", "dst"), ("ptrdiff_t", "sst")]
+
+
+def _team_strided(params):
+    return params[:3] + _STRIDES + params[3:]
+
+
+FAMILIES += [
+    family("coll", "Collectives on teams, typed", "src/api/generated/coll.cpp", [
+        op("shmem_{TYPENAME}_broadcast", "int", _TEAM_CONTIG + _ROOT, "broadcast", _RMA, "shmem_broadcast", "dest"),
+        op("shmem_{TYPENAME}_collect", "int", _TEAM_CONTIG, "collect", _RMA, "shmem_collect", "dest"),
+        op("shmem_{TYPENAME}_fcollect", "int", _TEAM_CONTIG, "fcollect", _RMA, "shmem_fcollect", "dest"),
+        op("shmem_{TYPENAME}_alltoall", "int", _TEAM_CONTIG, "alltoall", _RMA, "shmem_alltoall", "dest"),
+        op("shmem_{TYPENAME}_alltoalls", "int", _team_strided(_TEAM_CONTIG), "alltoalls", _RMA,
+           "shmem_alltoalls", "dest"),
+    ]),
+    family("coll_mem", "Collectives on teams, untyped", "src/api/generated/coll.cpp", [
+        op("shmem_broadcast{SIZE}", "int", _TEAM_VOID + _ROOT, "broadcast", ["mem"]),
+        op("shmem_collect{SIZE}", "int", _TEAM_VOID, "collect", ["mem"]),
+        op("shmem_fcollect{SIZE}", "int", _TEAM_VOID, "fcollect", ["mem"]),
+        op("shmem_alltoall{SIZE}", "int", _TEAM_VOID, "alltoall", ["mem"]),
+        op("shmem_alltoalls{SIZE}", "int", _team_strided(_TEAM_VOID), "alltoalls", ["mem"]),
+    ]),
+    family("reduce", "Reductions and scans on teams", "src/api/generated/reduce.cpp", [
+        op("shmem_{TYPENAME}_" + name + "_reduce", "int", _TEAM_REDUCE, name + "_reduce", ["reduce_" + types],
+           "shmem_" + name + "_reduce", "dest")
+        for name, types in [("and", "bitwise"), ("or", "bitwise"), ("xor", "bitwise"), ("max", "minmax"),
+                            ("min", "minmax"), ("sum", "arith"), ("prod", "arith")]
+    ] + [
+        op("shmem_{TYPENAME}_sum_inscan", "int", _TEAM_CONTIG, "sum_inscan", ["reduce_arith"], "shmem_sum_inscan",
+           "dest"),
+        op("shmem_{TYPENAME}_sum_exscan", "int", _TEAM_CONTIG, "sum_exscan", ["reduce_arith"], "shmem_sum_exscan",
+           "dest"),
     ]),
 ]
 

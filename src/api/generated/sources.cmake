@@ -3,4 +3,6 @@ set(VKSHMEM_GENERATED_SOURCES
     src/api/generated/rma.cpp
     src/api/generated/amo.cpp
     src/api/generated/p2p.cpp
+    src/api/generated/coll.cpp
+    src/api/generated/reduce.cpp
 )

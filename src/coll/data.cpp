@@ -1,0 +1,72 @@
+// Collectives where every member sends to every member: fcollect, collect,
+// alltoall, alltoalls. Each member puts its blocks straight into every
+// destination (starting with its right neighbour, so members do not all write
+// to the same PE at once), completes them, and signals; it is done when every
+// other member has signalled it.
+#include "coll/coll.hpp"
+#include "coll/ops.hpp"
+
+namespace vkshmem::coll {
+using namespace detail;
+
+namespace {
+// Members me + 1, me + 2, ..., me (this PE last).
+template <class F> void each_from_right(const Team& t, F f) {
+    const int n = t.size();
+    for (int k = 1; k <= n; ++k) f((t.me + k) % n);
+}
+
+// Signals flag f of every other member, then waits for all of theirs.
+void exchange_done(Team& t, int f, const char* call) {
+    const int n = t.size();
+    if (n == 1) return;
+    quiet();
+    each_from_right(t, [&](int i) {
+        if (i != t.me) signal(t, i, f, call);
+    });
+    wait(t, f, static_cast<std::uint64_t>(n - 1));
+}
+} // namespace
+
+void fcollect(Team& t, void* dest, const void* source, std::size_t bytes, const char* call) {
+    sync(t, call);
+    const std::size_t off = static_cast<std::size_t>(t.me) * bytes;
+    each_from_right(t, [&](int i) { put(t, i, at(dest, off), source, bytes, call); });
+    exchange_done(t, kData, call);
+}
+
+void collect(Team& t, void* dest, const void* source, std::size_t bytes, const char* call) {
+    sync(t, call);
+    // Every member's size into word `me` of every member, then the offsets.
+    std::uint64_t* words = t.words();
+    const auto mine = static_cast<std::uint64_t>(bytes);
+    each_from_right(t, [&](int i) { api::p<std::uint64_t>(words + t.me, mine, t.world(i), call); });
+    exchange_done(t, kSizes, call);
+    std::size_t off = 0;
+    for (int i = 0; i < t.me; ++i) off += static_cast<std::size_t>(words[i]);
+    each_from_right(t, [&](int i) { put(t, i, at(dest, off), source, bytes, call); });
+    exchange_done(t, kData, call);
+}
+
+void alltoall(Team& t, void* dest, const void* source, std::size_t bytes, const char* call) {
+    sync(t, call);
+    const std::size_t off = static_cast<std::size_t>(t.me) * bytes;
+    each_from_right(t, [&](int j) { put(t, j, at(dest, off), at(source, static_cast<std::size_t>(j) * bytes), bytes, call); });
+    exchange_done(t, kData, call);
+}
+
+void alltoalls(Team& t, void* dest, const void* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems,
+               std::size_t elem, const char* call) {
+    if (dst == 1 && sst == 1) return alltoall(t, dest, source, nelems * elem, call);
+    sync(t, call);
+    // Element k of block j: source[sst * (j * nelems + k)] -> dest[dst * (me * nelems + k)] on member j.
+    const auto ne = static_cast<std::ptrdiff_t>(nelems), e = static_cast<std::ptrdiff_t>(elem);
+    each_from_right(t, [&](int j) {
+        for (std::ptrdiff_t k = 0; k < ne; ++k)
+            put(t, j, static_cast<byte*>(dest) + dst * (t.me * ne + k) * e,
+                static_cast<const byte*>(source) + sst * (j * ne + k) * e, elem, call);
+    });
+    exchange_done(t, kData, call);
+}
+
+} // namespace vkshmem::coll

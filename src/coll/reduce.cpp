@@ -1,0 +1,74 @@
+// Reductions and scans. The arithmetic comes in as a Combine function (one
+// per type and operation, api/typed_impl.hpp); everything here is bytes.
+#include "coll/coll.hpp"
+#include "coll/ops.hpp"
+
+#include <cstring>
+
+namespace vkshmem::coll {
+using namespace detail;
+
+namespace {
+// The first `bytes` of `src` (member `index`'s copy of a symmetric object) into acc.
+void load(Team& t, std::vector<byte>& acc, const void* src, std::size_t bytes, int index, std::vector<byte>& buf,
+          const char* call) {
+    acc.resize(bytes);
+    if (bytes) std::memcpy(acc.data(), view(src, bytes, t.world(index), buf, call), bytes);
+}
+} // namespace
+
+void reduce(Team& t, void* dest, const void* source, std::size_t n, std::size_t elem, Combine combine,
+            const char* call) {
+    const int size = t.size(), me = t.me;
+    const std::size_t bytes = n * elem;
+    sync(t, call);
+    std::vector<byte> acc, buf;
+    load(t, acc, source, bytes, me, buf, call);
+    if (g_runtime->teams().algorithms().reduce == Algorithm::Linear) {
+        // Member 0 reads every source, then puts the result everywhere.
+        if (me != 0) return wait(t, kData);
+        for (int i = 1; i < size; ++i) combine(acc.data(), view(source, bytes, t.world(i), buf, call), n);
+        for (int i = 0; i < size; ++i) put(t, i, dest, acc.data(), bytes, call);
+        if (size == 1) return;
+        quiet();
+        for (int i = 1; i < size; ++i) signal(t, i, kData, call);
+        return;
+    }
+    // Binomial tree: member v combines the partials of v + 2^j (for each j
+    // below v's lowest set bit) into its own, leaves the sum in its dest and
+    // signals v - 2^(lowest bit). Member 0 ends with the whole result, which
+    // goes back down by broadcast. A parent reads a child's dest before the
+    // child can receive anything into it.
+    for (int j = 0; (1 << j) < size; ++j) {
+        if (me & (1 << j)) {
+            put(t, me, dest, acc.data(), bytes, call);
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            signal(t, me - (1 << j), kUp + j, call);
+            break;
+        }
+        const int child = me + (1 << j);
+        if (child >= size) break;
+        wait(t, kUp + j);
+        combine(acc.data(), view(dest, bytes, t.world(child), buf, call), n);
+    }
+    if (me == 0) put(t, 0, dest, acc.data(), bytes, call);
+    spread(t, dest, dest, bytes, 0, call);
+}
+
+void scan(Team& t, void* dest, const void* source, std::size_t n, std::size_t elem, Combine combine, bool inclusive,
+          const char* call) {
+    const std::size_t bytes = n * elem;
+    const int last = inclusive ? t.me : t.me - 1; // the members this PE's result combines
+    sync(t, call);
+    if (last >= 0) {
+        std::vector<byte> acc, buf;
+        load(t, acc, source, bytes, 0, buf, call);
+        for (int i = 1; i <= last; ++i) combine(acc.data(), view(source, bytes, t.world(i), buf, call), n);
+        put(t, t.me, dest, acc.data(), bytes, call);
+    }
+    // Sources are read by members up the line: nobody may return (and change
+    // its source) before all have read.
+    sync(t, call);
+}
+
+} // namespace vkshmem::coll

@@ -1,0 +1,95 @@
+// Teams (OpenSHMEM 1.6 §9.4) and the signalling their collectives build on.
+//
+// A team is an ordered list of world PEs. Each team has a slot: a block of
+// the internal area of every member's host heap (memory/internal_area.hpp)
+// holding its flags. A flag is a counter that only grows: a PE signals a
+// peer's flag with an atomic add (any route: mapped, network, proxy), and the
+// owner waits until the count reaches the number of signals it has consumed
+// so far (Team::seen). Adds commute, so signals from one PE need no ordering
+// among themselves; each flag has one writer per use, or a count of writers
+// known to the reader, and every data collective starts with a team sync, so
+// signals of consecutive collectives cannot be mistaken for each other.
+#pragma once
+
+#include "memory/internal_area.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace vkshmem::coll {
+
+// The flags of a slot, one cache line each.
+enum Flag : int {
+    kDiss = 0,        // [32] dissemination barrier, round r: from PE me - 2^r
+    kArrive = 32,     // linear barrier: arrivals at team PE 0
+    kRelease = 33,    // linear barrier: release from team PE 0
+    kUp = 34,         // [32] binomial reduction: the partial of child me + 2^k is ready
+    kDown = 66,       // [32] binomial broadcast: parent me - 2^k delivered the data
+    kData = 98,       // linear algorithms: data delivered (by the root, or one count per PE)
+    kSizes = 99,      // collect: one count per PE that wrote its size into this PE's words
+    kScratchIn = 100, // one word each: the operands of the runtime's own reductions (team split)
+    kScratchOut = 101,
+    kFlagCount = 102
+};
+static_assert(kFlagCount * 64 <= kTeamFlagBytes);
+
+struct Team {
+    std::vector<int> pes;      // world PE of each member, in team order
+    std::vector<int> index_of; // world PE -> index in this team, or -1
+    int me = -1;               // this PE's index
+    int slot = -1;
+    int num_contexts = 0; // shmem_team_config_t as created
+    long config_mask = 0;
+    std::uint64_t seen[kFlagCount] = {}; // signals of each own flag consumed so far
+
+    int size() const { return static_cast<int>(pes.size()); }
+    int world(int index) const { return pes[static_cast<std::size_t>(index)]; }
+    // The symmetric address of flag f (this PE's copy; a peer's copy is the same address on that PE).
+    std::uint64_t* flag(int f) const;
+    // The per-PE words after the flags (collect's sizes).
+    std::uint64_t* words() const;
+};
+
+// Algorithms, chosen by VKSHMEM_BARRIER_ALGORITHM, VKSHMEM_BCAST_ALGORITHM and VKSHMEM_REDUCE_ALGORITHM.
+enum class Algorithm : std::uint8_t { Linear, Tree /* dissemination for barriers */ };
+struct Algorithms {
+    Algorithm barrier = Algorithm::Tree, bcast = Algorithm::Tree, reduce = Algorithm::Tree;
+};
+
+// Every team of this PE. Created after the heaps (and the network) at init.
+class Teams {
+public:
+    Teams(const std::vector<int>& node_local_pes, Algorithms algorithms);
+    ~Teams();
+    Team& world() { return *world_; }
+    Team& shared() { return *shared_; }
+    const Algorithms& algorithms() const { return algorithms_; }
+
+    // Collective over `parent`: every PE passes the parent indices of the
+    // team it joins, in team order (empty: none). Returns this PE's new team
+    // (null when none), or an error message, the same on every PE of the
+    // parent, when no slot is free on all of them.
+    struct Split {
+        Team* team = nullptr;
+        const char* error = nullptr;
+    };
+    Split split(Team& parent, const std::vector<int>& members, int num_contexts, long config_mask, const char* call);
+    // Collective over the team: syncs, frees its slot, deletes it.
+    void destroy(Team* t, const char* call);
+    // Whether `t` is a live team of this PE (VKSHMEM_ERROR_CHECKS).
+    bool live(const Team* t);
+
+private:
+    std::unique_ptr<Team> make(std::vector<int> pes, int slot);
+
+    Algorithms algorithms_;
+    std::unique_ptr<Team> world_, shared_;
+    std::vector<std::unique_ptr<Team>> user_;
+    std::uint64_t used_slots_ = 0; // slots of teams this PE belongs to
+    std::mutex mu_;
+};
+
+} // namespace vkshmem::coll
