@@ -47,7 +47,7 @@ void reduce(Team& t, void* dest, const void* source, std::size_t n, std::size_t 
             break;
         }
         const int child = me + (1 << j);
-        if (child >= size) break;
+        if (child >= size) continue; // none this round; v still sends up at its lowest set bit
         wait(t, kUp + j);
         combine(acc.data(), view(dest, bytes, t.world(child), buf, call), n);
     }
