@@ -161,6 +161,35 @@ void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe) VKSHMEM_NOEXCE
  * Returns 0; nonzero for SHMEM_TEAM_INVALID. */
 int shmem_team_sync(shmem_team_t team) VKSHMEM_NOEXCEPT;
 
+/* ---- Deprecated: collectives on active sets ---------------------------------------- */
+/* The active set is PE_start, PE_start + 2^logPE_stride, ... (PE_size PEs); only
+ * its PEs call. pSync is a symmetric array of SHMEM_*_SYNC_SIZE longs, every
+ * element SHMEM_SYNC_VALUE before its first use; it is back to that value when
+ * the call returns on every PE of the set. Two collectives that may run at once
+ * on overlapping sets need different pSync arrays. pWrk is not used. The typed
+ * reductions (shmem_TYPENAME_OP_to_all) and sized forms (shmem_broadcast32 ...)
+ * are in vkshmem/shmem_typed.h; shmem_broadcast32/64 leave the root's dest as it
+ * was (the 1.6 team forms write it too). */
+#define SHMEM_SYNC_VALUE 0L
+#define SHMEM_SYNC_SIZE 128
+#define SHMEM_BARRIER_SYNC_SIZE 128
+#define SHMEM_BCAST_SYNC_SIZE 128
+#define SHMEM_REDUCE_SYNC_SIZE 128
+#define SHMEM_COLLECT_SYNC_SIZE 128
+#define SHMEM_ALLTOALL_SYNC_SIZE 128
+#define SHMEM_ALLTOALLS_SYNC_SIZE 128
+#define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
+#define _SHMEM_SYNC_VALUE SHMEM_SYNC_VALUE
+#define _SHMEM_BARRIER_SYNC_SIZE SHMEM_BARRIER_SYNC_SIZE
+#define _SHMEM_BCAST_SYNC_SIZE SHMEM_BCAST_SYNC_SIZE
+#define _SHMEM_REDUCE_SYNC_SIZE SHMEM_REDUCE_SYNC_SIZE
+#define _SHMEM_COLLECT_SYNC_SIZE SHMEM_COLLECT_SYNC_SIZE
+#define _SHMEM_ALLTOALL_SYNC_SIZE SHMEM_ALLTOALL_SYNC_SIZE
+#define _SHMEM_ALLTOALLS_SYNC_SIZE SHMEM_ALLTOALLS_SYNC_SIZE
+#define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
+/* quiet, then wait for every PE of the active set. */
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync) VKSHMEM_NOEXCEPT;
+
 /* ---- Distributed locking -------------------------------------------------------- */
 /* `lock` is a symmetric long that every PE zeroes before first use and touches
  * only through these calls. set_lock waits until this PE (or thread) holds it;

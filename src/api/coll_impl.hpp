@@ -64,6 +64,18 @@ template <class T> int scan(team_t team, T* dest, const T* source, std::size_t n
     return 0;
 }
 
+// The active set's team (its flags in pSync), or the job ends: bad set, or this PE not in it.
+coll::Team& active_set(int start, int log_stride, int size, long* psync, const char* call);
+[[noreturn]] void bad_count(int nreduce, const char* call);
+
+template <class T, class Op>
+void reduce_set(T* dest, const T* source, int nreduce, int start, int log_stride, int size, long* psync,
+                const char* call) {
+    if (nreduce < 0) bad_count(nreduce, call);
+    coll::reduce(active_set(start, log_stride, size, psync, call), dest, source, static_cast<std::size_t>(nreduce),
+                 sizeof(T), &combine<T, Op>, call);
+}
+
 } // namespace detail
 
 template <class T> int broadcast(team_t team, T* dest, const T* source, std::size_t nelems, int root, const char* call) {
@@ -127,5 +139,49 @@ template <class T> int sum_inscan(team_t team, T* dest, const T* source, std::si
 template <class T> int sum_exscan(team_t team, T* dest, const T* source, std::size_t n, const char* call) {
     return detail::scan(team, dest, source, n, false, call);
 }
+
+// ---- Deprecated collectives on active sets -------------------------------------------------
+template <class T>
+void broadcast_set(T* dest, const T* source, std::size_t nelems, int root, int start, int log_stride, int size,
+                   long* psync, const char* call) {
+    coll::Team& t = detail::active_set(start, log_stride, size, psync, call);
+    detail::check_root(t, root, call);
+    coll::broadcast(t, dest, source, nelems * sizeof(T), root, false, call); // the root's dest stays as it was
+}
+template <class T>
+void collect_set(T* dest, const T* source, std::size_t nelems, int start, int log_stride, int size, long* psync,
+                 const char* call) {
+    coll::collect(detail::active_set(start, log_stride, size, psync, call), dest, source, nelems * sizeof(T), call);
+}
+template <class T>
+void fcollect_set(T* dest, const T* source, std::size_t nelems, int start, int log_stride, int size, long* psync,
+                  const char* call) {
+    coll::fcollect(detail::active_set(start, log_stride, size, psync, call), dest, source, nelems * sizeof(T), call);
+}
+template <class T>
+void alltoall_set(T* dest, const T* source, std::size_t nelems, int start, int log_stride, int size, long* psync,
+                  const char* call) {
+    coll::alltoall(detail::active_set(start, log_stride, size, psync, call), dest, source, nelems * sizeof(T), call);
+}
+template <class T>
+void alltoalls_set(T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems, int start,
+                   int log_stride, int size, long* psync, const char* call) {
+    coll::alltoalls(detail::active_set(start, log_stride, size, psync, call), dest, source, dst, sst, nelems,
+                    sizeof(T), call);
+}
+#define VKSHMEM_TO_ALL(op, Op)                                                                                    \
+    template <class T>                                                                                            \
+    void op##_to_all(T* dest, const T* source, int nreduce, int start, int log_stride, int size, T*, long* psync, \
+                     const char* call) {                                                                          \
+        detail::reduce_set<T, detail::Op>(dest, source, nreduce, start, log_stride, size, psync, call);           \
+    }
+VKSHMEM_TO_ALL(and, OpAnd)
+VKSHMEM_TO_ALL(or, OpOr)
+VKSHMEM_TO_ALL(xor, OpXor)
+VKSHMEM_TO_ALL(max, OpMax)
+VKSHMEM_TO_ALL(min, OpMin)
+VKSHMEM_TO_ALL(sum, OpSum)
+VKSHMEM_TO_ALL(prod, OpProd)
+#undef VKSHMEM_TO_ALL
 
 } // namespace vkshmem::api

@@ -33,6 +33,24 @@ void detail::check_root(const coll::Team& t, int root, const char* call) {
     if (root < 0 || root >= t.size()) fatal(call, "PE_root {} is not a PE of the team (0..{})", root, t.size() - 1);
 }
 
+coll::Team& detail::active_set(int start, int log_stride, int size, long* psync, const char* call) {
+    require_runtime(call);
+    const long long last = start + (static_cast<long long>(size - 1) << (log_stride < 0 || log_stride > 30 ? 0 : log_stride));
+    if (start < 0 || size < 1 || log_stride < 0 || log_stride > 30 || last >= g_state.n_pes)
+        fatal(call, "PE_start {}, logPE_stride {}, PE_size {} is not an active set of this job's {} PEs", start,
+              log_stride, size, g_state.n_pes);
+    if (space_of(psync) < 0)
+        fatal(call, "pSync {} is not symmetric: allocate it with shmem_malloc or make it a global array",
+              static_cast<void*>(psync));
+    coll::Team* t = g_runtime->teams().active_set(start, log_stride, size, psync);
+    if (!t)
+        fatal(call, "PE {} is not in the active set (PE_start {}, logPE_stride {}, PE_size {}): only its PEs may call",
+              g_state.my_pe, start, log_stride, size);
+    return *t;
+}
+
+void detail::bad_count(int nreduce, const char* call) { fatal(call, "nreduce {} is negative", nreduce); }
+
 } // namespace vkshmem::api
 
 namespace {
@@ -155,6 +173,10 @@ int shmem_team_sync(shmem_team_t team) noexcept {
     if (!t) return 1;
     coll::sync(*t, "shmem_team_sync");
     return 0;
+}
+
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long* pSync) noexcept {
+    coll::barrier(api::detail::active_set(PE_start, logPE_stride, PE_size, pSync, "shmem_barrier"), "shmem_barrier");
 }
 
 void shmem_barrier_all(void) noexcept { require_runtime("shmem_barrier_all").barrier_all(); }

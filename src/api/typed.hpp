@@ -107,6 +107,31 @@ template <class T> int prod_reduce(team_t team, T* dest, const T* source, std::s
 template <class T> int sum_inscan(team_t team, T* dest, const T* source, std::size_t n, const char* call = __builtin_FUNCTION());
 template <class T> int sum_exscan(team_t team, T* dest, const T* source, std::size_t n, const char* call = __builtin_FUNCTION());
 
+// ---- Deprecated collectives on active sets (PE_start, 2^logPE_stride, PE_size; pSync) ------
+#define VKSHMEM_ASET int start, int log_stride, int size
+template <class T>
+void broadcast_set(T* dest, const T* source, std::size_t nelems, int root, VKSHMEM_ASET, long* psync, const char* call = __builtin_FUNCTION());
+template <class T> void collect_set(T* dest, const T* source, std::size_t nelems, VKSHMEM_ASET, long* psync, const char* call = __builtin_FUNCTION());
+template <class T> void fcollect_set(T* dest, const T* source, std::size_t nelems, VKSHMEM_ASET, long* psync, const char* call = __builtin_FUNCTION());
+template <class T> void alltoall_set(T* dest, const T* source, std::size_t nelems, VKSHMEM_ASET, long* psync, const char* call = __builtin_FUNCTION());
+template <class T>
+void alltoalls_set(T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems, VKSHMEM_ASET, long* psync,
+                   const char* call = __builtin_FUNCTION());
+// pWrk is not needed: partial results live in dest.
+#define VKSHMEM_TO_ALL(op)                                                                                             \
+    template <class T>                                                                                                 \
+    void op##_to_all(T* dest, const T* source, int nreduce, VKSHMEM_ASET, T* pWrk, long* psync,                        \
+                     const char* call = __builtin_FUNCTION());
+VKSHMEM_TO_ALL(and)
+VKSHMEM_TO_ALL(or)
+VKSHMEM_TO_ALL(xor)
+VKSHMEM_TO_ALL(max)
+VKSHMEM_TO_ALL(min)
+VKSHMEM_TO_ALL(sum)
+VKSHMEM_TO_ALL(prod)
+#undef VKSHMEM_TO_ALL
+#undef VKSHMEM_ASET
+
 } // namespace vkshmem::api
 
 #include "api/typed_impl.hpp"

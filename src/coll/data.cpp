@@ -37,13 +37,13 @@ void fcollect(Team& t, void* dest, const void* source, std::size_t bytes, const 
 
 void collect(Team& t, void* dest, const void* source, std::size_t bytes, const char* call) {
     sync(t, call);
-    // Every member's size into word `me` of every member, then the offsets.
-    std::uint64_t* words = t.words();
+    // Every member's size into its word of every member, then the offsets.
+    std::uint64_t* words = Team::words(); // indexed by world PE
     const auto mine = static_cast<std::uint64_t>(bytes);
-    each_from_right(t, [&](int i) { api::p<std::uint64_t>(words + t.me, mine, t.world(i), call); });
+    each_from_right(t, [&](int i) { api::p<std::uint64_t>(words + g_state.my_pe, mine, t.world(i), call); });
     exchange_done(t, kSizes, call);
     std::size_t off = 0;
-    for (int i = 0; i < t.me; ++i) off += static_cast<std::size_t>(words[i]);
+    for (int i = 0; i < t.me; ++i) off += static_cast<std::size_t>(words[t.world(i)]);
     each_from_right(t, [&](int i) { put(t, i, at(dest, off), source, bytes, call); });
     exchange_done(t, kData, call);
 }

@@ -26,8 +26,13 @@ inline void signal(Team& t, int index, int f, const char* call) {
 
 // Waits until `count` more signals reached this PE's flag f.
 inline void wait(Team& t, int f, std::uint64_t count = 1) {
-    const std::uint64_t want = t.seen[f] += count;
     std::atomic_ref<std::uint64_t> a(*t.flag(f));
+    if (t.psync) { // an active set: take the signals out of pSync
+        wait_for([&] { return a.load(std::memory_order_acquire) >= count; });
+        a.fetch_sub(count, std::memory_order_acq_rel);
+        return;
+    }
+    const std::uint64_t want = t.seen[f] += count;
     wait_for([&] { return a.load(std::memory_order_acquire) >= want; });
 }
 

@@ -10,13 +10,16 @@
 namespace vkshmem::coll {
 
 std::uint64_t* Team::flag(int f) const {
+    if (psync) return reinterpret_cast<std::uint64_t*>(psync + f);
     const std::uintptr_t at = g_state.space[kHostHeap].lo + kTeamAreaAt +
-                              static_cast<std::size_t>(slot) * team_block_bytes(g_state.n_pes) +
+                              static_cast<std::size_t>(slot) * kTeamFlagBytes +
                               static_cast<std::size_t>(f) * 64;
     return reinterpret_cast<std::uint64_t*>(at);
 }
 
-std::uint64_t* Team::words() const { return flag(0) + kTeamFlagBytes / sizeof(std::uint64_t); }
+std::uint64_t* Team::words() {
+    return reinterpret_cast<std::uint64_t*>(g_state.space[kHostHeap].lo + kTeamWordsAt);
+}
 
 namespace {
 void and_u64(void* acc, const void* in, std::size_t n) {
@@ -86,6 +89,18 @@ void Teams::destroy(Team* t, const char* call) {
     std::lock_guard lk(mu_);
     used_slots_ &= ~(std::uint64_t(1) << t->slot);
     std::erase_if(user_, [t](const std::unique_ptr<Team>& u) { return u.get() == t; });
+}
+
+Team* Teams::active_set(int start, int log_stride, int size, long* psync) {
+    std::lock_guard lk(mu_);
+    if (!active_ || active_key_[0] != start || active_key_[1] != log_stride || active_key_[2] != size) {
+        std::vector<int> pes(static_cast<std::size_t>(size));
+        for (int i = 0; i < size; ++i) pes[static_cast<std::size_t>(i)] = start + (i << log_stride);
+        active_ = make(std::move(pes), -1);
+        active_key_[0] = start, active_key_[1] = log_stride, active_key_[2] = size;
+    }
+    active_->psync = psync;
+    return active_->me < 0 ? nullptr : active_.get();
 }
 
 bool Teams::live(const Team* t) {

@@ -40,18 +40,28 @@ struct Team {
     std::vector<int> pes;      // world PE of each member, in team order
     std::vector<int> index_of; // world PE -> index in this team, or -1
     int me = -1;               // this PE's index
-    int slot = -1;
-    int num_contexts = 0; // shmem_team_config_t as created
+    int slot = -1;             // -1: an active set (below)
+    int num_contexts = 0;      // shmem_team_config_t as created
     long config_mask = 0;
     std::uint64_t seen[kFlagCount] = {}; // signals of each own flag consumed so far
+    // The deprecated active-set collectives keep their flags in the caller's
+    // pSync array (8 bytes apart) and consume signals by subtracting them,
+    // so pSync is back at SHMEM_SYNC_VALUE (0) once no collective runs.
+    long* psync = nullptr;
 
     int size() const { return static_cast<int>(pes.size()); }
     int world(int index) const { return pes[static_cast<std::size_t>(index)]; }
     // The symmetric address of flag f (this PE's copy; a peer's copy is the same address on that PE).
     std::uint64_t* flag(int f) const;
-    // The per-PE words after the flags (collect's sizes).
-    std::uint64_t* words() const;
+    // One word per PE of the job (collect's sizes). Only PE p writes word p
+    // of a peer, and only in a collective that peer takes part in, after its
+    // opening sync: one array serves every team.
+    static std::uint64_t* words();
 };
+
+// pSync arrays hold at least this many longs (SHMEM_*_SYNC_SIZE in shmem.h).
+constexpr int kSyncSize = 128;
+static_assert(kFlagCount <= kSyncSize);
 
 // Algorithms, chosen by VKSHMEM_BARRIER_ALGORITHM, VKSHMEM_BCAST_ALGORITHM and VKSHMEM_REDUCE_ALGORITHM.
 enum class Algorithm : std::uint8_t { Linear, Tree /* dissemination for barriers */ };
@@ -81,6 +91,10 @@ public:
     void destroy(Team* t, const char* call);
     // Whether `t` is a live team of this PE (VKSHMEM_ERROR_CHECKS).
     bool live(const Team* t);
+    // The active set PE_start, PE_start + 2^log_stride, ... (size of them)
+    // with its flags in pSync; null when this PE is not in it. Kept until the
+    // next call with another set.
+    Team* active_set(int start, int log_stride, int size, long* psync);
 
 private:
     std::unique_ptr<Team> make(std::vector<int> pes, int slot);
@@ -88,6 +102,8 @@ private:
     Algorithms algorithms_;
     std::unique_ptr<Team> world_, shared_;
     std::vector<std::unique_ptr<Team>> user_;
+    std::unique_ptr<Team> active_;
+    int active_key_[3] = {-1, -1, -1};
     std::uint64_t used_slots_ = 0; // slots of teams this PE belongs to
     std::mutex mu_;
 };

@@ -48,8 +48,9 @@ def load_tables():
 
 def type_instances(tables, list_name):
     """The substitution dictionaries of one type list, in table order."""
-    if list_name in ("sized", "mem"):
-        rows = tables.SIZED if list_name == "sized" else tables.MEM
+    size_lists = {"sized": tables.SIZED, "mem": tables.MEM, **getattr(tables, "SIZE_LISTS", {})}
+    if list_name in size_lists:
+        rows = size_lists[list_name]
         return [{"SIZE": r["size"], "ELEM": r["elem"], "_generic": False} for r in rows]
     if list_name not in tables.TYPE_SETS:
         raise GenError(f"unknown type list {list_name!r}")

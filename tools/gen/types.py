@@ -98,6 +98,10 @@ TYPE_SETS = {
     "reduce_bitwise": _REDUCE_BITWISE,
     "reduce_minmax": _REDUCE_MINMAX,
     "reduce_arith": _REDUCE_MINMAX + ["complexd", "complexf"],
+    # The deprecated shmem_TYPENAME_OP_to_all reductions (OpenSHMEM 1.4's table).
+    "to_all_bitwise": ["short", "int", "long", "longlong"],
+    "to_all_minmax": ["short", "int", "long", "longlong", "float", "double", "longdouble"],
+    "to_all_arith": ["short", "int", "long", "longlong", "float", "double", "longdouble", "complexd", "complexf"],
 }
 
 # Sized RMA routines (shmem_put32, shmem_iget128, shmem_putmem, ...).
@@ -111,6 +115,8 @@ SIZED = [
     {"size": "128", "elem": "vkshmem::api::b128"},
 ]
 MEM = [{"size": "mem", "elem": "unsigned char"}]
+# Further lists of sizes: the deprecated active-set collectives come in 32 and 64 bits only.
+SIZE_LISTS = {"sized_32_64": [r for r in SIZED if r["size"] in ("32", "64")]}
 
 # ---------------------------------------------------------------------------
 # Operation families
@@ -294,6 +300,28 @@ FAMILIES += [
            "dest"),
         op("shmem_{TYPENAME}_sum_exscan", "int", _TEAM_CONTIG, "sum_exscan", ["reduce_arith"], "shmem_sum_exscan",
            "dest"),
+    ]),
+]
+
+# Deprecated collectives on active sets (PE_start, logPE_stride, PE_size) with a pSync array.
+_ASET = [("int", "PE_start"), ("int", "logPE_stride"), ("int", "PE_size")]
+_PSYNC = [("long *", "pSync")]
+_VOID_SET = [("void *", "dest"), ("const void *", "source"), ("size_t", "nelems")]
+_TO_ALL = [("{TYPE} *", "dest"), ("const {TYPE} *", "source"), ("int", "nreduce")] + _ASET + [("{TYPE} *", "pWrk")]
+
+FAMILIES += [
+    family("coll_active_set", "Deprecated: collectives on active sets", "src/api/generated/active_set.cpp", [
+        op("shmem_broadcast{SIZE}", "void", _VOID_SET + _ROOT + _ASET + _PSYNC, "broadcast_set", ["sized_32_64"]),
+        op("shmem_collect{SIZE}", "void", _VOID_SET + _ASET + _PSYNC, "collect_set", ["sized_32_64"]),
+        op("shmem_fcollect{SIZE}", "void", _VOID_SET + _ASET + _PSYNC, "fcollect_set", ["sized_32_64"]),
+        op("shmem_alltoall{SIZE}", "void", _VOID_SET + _ASET + _PSYNC, "alltoall_set", ["sized_32_64"]),
+        op("shmem_alltoalls{SIZE}", "void", _VOID_SET[:2] + _STRIDES + _VOID_SET[2:] + _ASET + _PSYNC,
+           "alltoalls_set", ["sized_32_64"]),
+    ]),
+    family("to_all", "Deprecated: reductions on active sets", "src/api/generated/active_set.cpp", [
+        op("shmem_{TYPENAME}_" + name + "_to_all", "void", _TO_ALL + _PSYNC, name + "_to_all", ["to_all_" + types])
+        for name, types in [("and", "bitwise"), ("or", "bitwise"), ("xor", "bitwise"), ("max", "minmax"),
+                            ("min", "minmax"), ("sum", "arith"), ("prod", "arith")]
     ]),
 ]
 

@@ -5,4 +5,5 @@ set(VKSHMEM_GENERATED_SOURCES
     src/api/generated/p2p.cpp
     src/api/generated/coll.cpp
     src/api/generated/reduce.cpp
+    src/api/generated/active_set.cpp
 )
