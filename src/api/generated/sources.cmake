@@ -3,4 +3,7 @@ set(VKSHMEM_GENERATED_SOURCES
     src/api/generated/rma.cpp
     src/api/generated/amo.cpp
     src/api/generated/p2p.cpp
+    src/api/generated/signal.cpp
+    src/api/generated/blocks.cpp
+    src/api/generated/deprecated.cpp
 )
