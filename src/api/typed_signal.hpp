@@ -53,25 +53,32 @@ void put_signal_nbi(T* dest, const T* source, std::size_t nelems, std::uint64_t*
 }
 
 // ---- Strided blocks -------------------------------------------------------------------
-// One contiguous put or get per block; blocks that abut on both sides are one transfer.
+namespace detail {
+// xfer(dest block, source block, elements) once per block; blocks that abut on both sides are one
+// contiguous transfer.
+template <class D, class S, class Xfer>
+void for_each_block(D* dest, S* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t bsize, std::size_t nblocks,
+                    Xfer xfer) {
+    if (nblocks > 1 && dst == sst && static_cast<std::size_t>(dst) == bsize) return xfer(dest, source, bsize * nblocks);
+    for (std::size_t i = 0; i < nblocks; ++i) {
+        const auto k = static_cast<std::ptrdiff_t>(i);
+        xfer(dest + k * dst, source + k * sst, bsize);
+    }
+}
+} // namespace detail
+
 template <class T>
 void ibput(T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t bsize, std::size_t nblocks,
            int pe, const char* call) {
-    if (nblocks > 1 && dst == sst && static_cast<std::size_t>(dst) == bsize) return put(dest, source, bsize * nblocks, pe, call);
-    for (std::size_t i = 0; i < nblocks; ++i) {
-        const auto k = static_cast<std::ptrdiff_t>(i);
-        put(dest + k * dst, source + k * sst, bsize, pe, call);
-    }
+    detail::for_each_block(dest, source, dst, sst, bsize, nblocks,
+                           [&](T* d, const T* s, std::size_t n) { put(d, s, n, pe, call); });
 }
 
 template <class T>
 void ibget(T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t bsize, std::size_t nblocks,
            int pe, const char* call) {
-    if (nblocks > 1 && dst == sst && static_cast<std::size_t>(dst) == bsize) return get(dest, source, bsize * nblocks, pe, call);
-    for (std::size_t i = 0; i < nblocks; ++i) {
-        const auto k = static_cast<std::ptrdiff_t>(i);
-        get(dest + k * dst, source + k * sst, bsize, pe, call);
-    }
+    detail::for_each_block(dest, source, dst, sst, bsize, nblocks,
+                           [&](T* d, const T* s, std::size_t n) { get(d, s, n, pe, call); });
 }
 
 // ---- Deprecated -------------------------------------------------------------------------

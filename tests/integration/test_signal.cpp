@@ -15,14 +15,16 @@ namespace {
 using spmd::Gen;
 using spmd::Space;
 
-#define SPMD_SIGNAL_OPS(T, N)                                                                                \
-    struct sig_##N {                                                                                         \
+// Ops structs: the typed, sized and mem put-with-signal routines under one name.
+#define SPMD_SIGNAL_STRUCT(NAME, T, PUT, PUT_NBI)                                                            \
+    struct NAME {                                                                                            \
         using type = T;                                                                                      \
         static void put(T* d, const T* s, size_t n, uint64_t* sig, uint64_t v, int op, int pe, bool nbi) {  \
-            if (nbi) shmem_##N##_put_signal_nbi(d, s, n, sig, v, op, pe);                                    \
-            else shmem_##N##_put_signal(d, s, n, sig, v, op, pe);                                            \
+            if (nbi) PUT_NBI(d, s, n, sig, v, op, pe);                                                       \
+            else PUT(d, s, n, sig, v, op, pe);                                                               \
         }                                                                                                    \
     };
+#define SPMD_SIGNAL_OPS(T, N) SPMD_SIGNAL_STRUCT(sig_##N, T, shmem_##N##_put_signal, shmem_##N##_put_signal_nbi)
 SPMD_RMA_TYPES(SPMD_SIGNAL_OPS)
 #undef SPMD_SIGNAL_OPS
 
@@ -31,27 +33,15 @@ struct Bits128 {
 };
 
 #define SPMD_SIZED_SIGNAL_OPS(BITS, T)                                                                       \
-    struct sized_##BITS {                                                                                    \
-        using type = T;                                                                                      \
-        static void put(T* d, const T* s, size_t n, uint64_t* sig, uint64_t v, int op, int pe, bool nbi) {  \
-            if (nbi) shmem_put##BITS##_signal_nbi(d, s, n, sig, v, op, pe);                                  \
-            else shmem_put##BITS##_signal(d, s, n, sig, v, op, pe);                                          \
-        }                                                                                                    \
-    };
+    SPMD_SIGNAL_STRUCT(sized_##BITS, T, shmem_put##BITS##_signal, shmem_put##BITS##_signal_nbi)
 SPMD_SIZED_SIGNAL_OPS(8, std::uint8_t)
 SPMD_SIZED_SIGNAL_OPS(16, std::uint16_t)
 SPMD_SIZED_SIGNAL_OPS(32, std::uint32_t)
 SPMD_SIZED_SIGNAL_OPS(64, std::uint64_t)
 SPMD_SIZED_SIGNAL_OPS(128, Bits128)
 #undef SPMD_SIZED_SIGNAL_OPS
-
-struct sized_mem {
-    using type = unsigned char;
-    static void put(void* d, const void* s, size_t n, uint64_t* sig, uint64_t v, int op, int pe, bool nbi) {
-        if (nbi) shmem_putmem_signal_nbi(d, s, n, sig, v, op, pe);
-        else shmem_putmem_signal(d, s, n, sig, v, op, pe);
-    }
-};
+SPMD_SIGNAL_STRUCT(sized_mem, unsigned char, shmem_putmem_signal, shmem_putmem_signal_nbi)
+#undef SPMD_SIGNAL_STRUCT
 
 // The other heap, for signals that take another route than their data.
 Space other(Space s) { return s == Space::Host ? Space::Device : Space::Host; }

@@ -12,16 +12,18 @@ namespace {
 using spmd::Gen;
 using spmd::Space;
 
-#define SPMD_BLOCK_OPS(T, N)                                                                                 \
-    struct blk_##N {                                                                                         \
+// Ops structs: the typed and sized ibput/ibget routines under one name.
+#define SPMD_BLOCK_STRUCT(NAME, T, IBPUT, IBGET)                                                             \
+    struct NAME {                                                                                            \
         using type = T;                                                                                      \
         static void ibput(T* d, const T* s, ptrdiff_t dst, ptrdiff_t sst, size_t b, size_t nb, int pe) {    \
-            shmem_##N##_ibput(d, s, dst, sst, b, nb, pe);                                                    \
+            IBPUT(d, s, dst, sst, b, nb, pe);                                                                \
         }                                                                                                    \
         static void ibget(T* d, const T* s, ptrdiff_t dst, ptrdiff_t sst, size_t b, size_t nb, int pe) {    \
-            shmem_##N##_ibget(d, s, dst, sst, b, nb, pe);                                                    \
+            IBGET(d, s, dst, sst, b, nb, pe);                                                                \
         }                                                                                                    \
     };
+#define SPMD_BLOCK_OPS(T, N) SPMD_BLOCK_STRUCT(blk_##N, T, shmem_##N##_ibput, shmem_##N##_ibget)
 SPMD_RMA_TYPES(SPMD_BLOCK_OPS)
 #undef SPMD_BLOCK_OPS
 
@@ -29,22 +31,14 @@ struct Bits128 {
     std::uint64_t w[2];
 };
 
-#define SPMD_SIZED_BLOCK_OPS(BITS, T)                                                                        \
-    struct sized_##BITS {                                                                                    \
-        using type = T;                                                                                      \
-        static void ibput(T* d, const T* s, ptrdiff_t dst, ptrdiff_t sst, size_t b, size_t nb, int pe) {    \
-            shmem_ibput##BITS(d, s, dst, sst, b, nb, pe);                                                    \
-        }                                                                                                    \
-        static void ibget(T* d, const T* s, ptrdiff_t dst, ptrdiff_t sst, size_t b, size_t nb, int pe) {    \
-            shmem_ibget##BITS(d, s, dst, sst, b, nb, pe);                                                    \
-        }                                                                                                    \
-    };
+#define SPMD_SIZED_BLOCK_OPS(BITS, T) SPMD_BLOCK_STRUCT(sized_##BITS, T, shmem_ibput##BITS, shmem_ibget##BITS)
 SPMD_SIZED_BLOCK_OPS(8, std::uint8_t)
 SPMD_SIZED_BLOCK_OPS(16, std::uint16_t)
 SPMD_SIZED_BLOCK_OPS(32, std::uint32_t)
 SPMD_SIZED_BLOCK_OPS(64, std::uint64_t)
 SPMD_SIZED_BLOCK_OPS(128, Bits128)
 #undef SPMD_SIZED_BLOCK_OPS
+#undef SPMD_BLOCK_STRUCT
 
 constexpr std::size_t kElems = 160; // per region, in elements
 constexpr std::size_t kBufBytes = 2 * kElems * 16;
