@@ -200,6 +200,48 @@ void shmem_set_lock(long *lock) VKSHMEM_NOEXCEPT;
 int shmem_test_lock(long *lock) VKSHMEM_NOEXCEPT;
 void shmem_clear_lock(long *lock) VKSHMEM_NOEXCEPT;
 
+/* ---- Signals and per-PE completion (OpenSHMEM 1.6) ------------------------------ */
+/* A signal is a symmetric uint64_t changed only by these routines and the put-with-signal
+ * routines (shmem_put_signal, shmem_putmem_signal_nbi, ..., in vkshmem/shmem_typed.h), whose
+ * sig_op is SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD: the signal update becomes visible only after
+ * the data of the same call; any other sig_op ends the job. signal_add/set update the signal on
+ * `pe` atomically; signal_fetch reads this PE's own signal atomically. */
+uint64_t shmem_signal_fetch(const uint64_t *sig_addr) VKSHMEM_NOEXCEPT;
+void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe) VKSHMEM_NOEXCEPT;
+void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe) VKSHMEM_NOEXCEPT;
+/* Waits until this PE's *sig_addr compares to cmp_value by cmp (SHMEM_CMP_*) and returns the
+ * value that satisfied the comparison. */
+uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value) VKSHMEM_NOEXCEPT;
+/* Completes this PE's puts, AMOs and signals to each of the npes PEs in target_pes (it may
+ * complete others too). A PE number outside 0..n_pes-1 ends the job. */
+void shmem_pe_quiet(const int *target_pes, size_t npes) VKSHMEM_NOEXCEPT;
+
+/* ---- DEPRECATED: names of OpenSHMEM 1.0-1.3, for programs written against them ----- */
+/* Not marked with a deprecation attribute: old benchmarks build with -Werror. New code uses
+ * the routine named in each comment. The typed ones (shmem_int_fadd, shmem_long_swap,
+ * shmem_int_wait, ...) are in vkshmem/shmem_typed.h, section DEPRECATED. */
+/* DEPRECATED: shmem_init (the argument is ignored). */
+void start_pes(int npes) VKSHMEM_NOEXCEPT;
+/* DEPRECATED: shmem_my_pe, shmem_n_pes. */
+int _my_pe(void) VKSHMEM_NOEXCEPT;
+int _num_pes(void) VKSHMEM_NOEXCEPT;
+/* DEPRECATED: shmem_long_wait_until(ivar, SHMEM_CMP_NE, cmp_value): waits while
+ * *ivar == cmp_value. */
+void shmem_wait(long *ivar, long cmp_value) VKSHMEM_NOEXCEPT;
+#if defined(__cplusplus) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L
+/* DEPRECATED: shmem_long_atomic_swap. Under C11 shmem_swap is the generic macro instead. */
+long shmem_swap(long *target, long value, int pe) VKSHMEM_NOEXCEPT;
+#endif
+/* DEPRECATED: no-ops. They managed the data cache of machines whose remote writes did not
+ * invalidate it; every system vkshmem runs on keeps caches coherent with other PEs, DMA and the
+ * network, so there is nothing to flush or invalidate. */
+void shmem_clear_cache_inv(void) VKSHMEM_NOEXCEPT;
+void shmem_set_cache_inv(void) VKSHMEM_NOEXCEPT;
+void shmem_clear_cache_line_inv(void *dest) VKSHMEM_NOEXCEPT;
+void shmem_set_cache_line_inv(void *dest) VKSHMEM_NOEXCEPT;
+void shmem_udcflush(void) VKSHMEM_NOEXCEPT;
+void shmem_udcflush_line(void *dest) VKSHMEM_NOEXCEPT;
+
 #include "vkshmem/shmem_typed.h"
 
 #ifdef __cplusplus

@@ -131,8 +131,26 @@ VKSHMEM_TO_ALL(sum)
 VKSHMEM_TO_ALL(prod)
 #undef VKSHMEM_TO_ALL
 #undef VKSHMEM_ASET
+// ---- Put with signal, strided blocks (1.6), deprecated waits: api/typed_signal.hpp ---------
+// sig_op is SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD; the signal update becomes visible after the data.
+template <class T>
+void put_signal(T* dest, const T* source, std::size_t nelems, std::uint64_t* sig_addr, std::uint64_t signal, int sig_op,
+                int pe, const char* call = __builtin_FUNCTION());
+template <class T>
+void put_signal_nbi(T* dest, const T* source, std::size_t nelems, std::uint64_t* sig_addr, std::uint64_t signal,
+                    int sig_op, int pe, const char* call = __builtin_FUNCTION());
+// nblocks blocks of bsize elements: block i of source + i * sst lands at dest + i * dst.
+template <class T>
+void ibput(T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t bsize, std::size_t nblocks,
+           int pe, const char* call = __builtin_FUNCTION());
+template <class T>
+void ibget(T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t bsize, std::size_t nblocks,
+           int pe, const char* call = __builtin_FUNCTION());
+// shmem_TYPENAME_wait (deprecated): waits while *ivar == value.
+template <class T> void wait_while_equal(T* ivar, T value, const char* call = __builtin_FUNCTION());
 
 } // namespace vkshmem::api
 
 #include "api/typed_impl.hpp"
 #include "api/coll_impl.hpp"
+#include "api/typed_signal.hpp"

@@ -325,10 +325,60 @@ FAMILIES += [
     ]),
 ]
 
+# ---- Put with signal, strided blocks (1.6) and the deprecated names --------------------------
+# Kept in one block, apart from the families above, so that other families can be added there.
+_SIGNAL = [("uint64_t *", "sig_addr"), ("uint64_t", "signal"), ("int", "sig_op"), ("int", "pe")]
+_BLOCKS = [("ptrdiff_t", "dst"), ("ptrdiff_t", "sst"), ("size_t", "bsize"), ("size_t", "nblocks"), ("int", "pe")]
+_BSTRIDED = [("{TYPE} *", "dest"), ("const {TYPE} *", "source")] + _BLOCKS
+_VOID_BSTRIDED = [("void *", "dest"), ("const void *", "source")] + _BLOCKS
+_CONTIG_SIGNAL = _CONTIG[:3] + _SIGNAL
+_VOID_CONTIG_SIGNAL = _VOID_CONTIG[:3] + _SIGNAL
+
+# OpenSHMEM 1.3's type lists of the routines it named shmem_TYPENAME_fadd, _swap, _wait, ...
+TYPE_SETS.update({
+    "amo_deprecated_standard": ["int", "long", "longlong"],
+    "amo_deprecated_extended": ["float", "double", "int", "long", "longlong"],
+    "p2p_deprecated": ["short", "int", "long", "longlong"],
+})
+_DSTD = ["amo_deprecated_standard"]
+_DEXT = ["amo_deprecated_extended"]
+
+FAMILIES += [
+    family("signal", "Put with signal", "src/api/generated/signal.cpp", [
+        op("shmem_{TYPENAME}_put_signal", "void", _CONTIG_SIGNAL, "put_signal", _RMA, "shmem_put_signal", "dest"),
+        op("shmem_{TYPENAME}_put_signal_nbi", "void", _CONTIG_SIGNAL, "put_signal_nbi", _RMA,
+           "shmem_put_signal_nbi", "dest"),
+        op("shmem_put{SIZE}_signal", "void", _VOID_CONTIG_SIGNAL, "put_signal", ["sized", "mem"]),
+        op("shmem_put{SIZE}_signal_nbi", "void", _VOID_CONTIG_SIGNAL, "put_signal_nbi", ["sized", "mem"]),
+    ]),
+    family("rma_blocks", "Remote memory access, strided blocks", "src/api/generated/blocks.cpp", [
+        op("shmem_{TYPENAME}_ibput", "void", _BSTRIDED, "ibput", _RMA, "shmem_ibput", "dest"),
+        op("shmem_{TYPENAME}_ibget", "void", _BSTRIDED, "ibget", _RMA, "shmem_ibget", "dest"),
+        op("shmem_ibput{SIZE}", "void", _VOID_BSTRIDED, "ibput", ["sized"]),
+        op("shmem_ibget{SIZE}", "void", _VOID_BSTRIDED, "ibget", ["sized"]),
+    ]),
+    # Deprecated since OpenSHMEM 1.4 (AMOs) and 1.5 (shmem_TYPENAME_wait): the same operations
+    # as shmem_TYPENAME_atomic_* and shmem_TYPENAME_wait_until(ivar, SHMEM_CMP_NE, value).
+    family("deprecated", "DEPRECATED: pre-1.4 atomic names and shmem_TYPENAME_wait (use shmem_atomic_*, "
+           "shmem_wait_until)", "src/api/generated/deprecated.cpp", [
+        op("shmem_{TYPENAME}_fadd", "{TYPE}", _DEST_VALUE_PE, "atomic_fetch_add", _DSTD, "shmem_fadd", "dest"),
+        op("shmem_{TYPENAME}_finc", "{TYPE}", _DEST_PE, "atomic_fetch_inc", _DSTD, "shmem_finc", "dest"),
+        op("shmem_{TYPENAME}_cswap", "{TYPE}", _DEST_COND_VALUE_PE, "atomic_compare_swap", _DSTD, "shmem_cswap",
+           "dest"),
+        op("shmem_{TYPENAME}_swap", "{TYPE}", _DEST_VALUE_PE, "atomic_swap", _DEXT, "shmem_swap", "dest"),
+        op("shmem_{TYPENAME}_add", "void", _DEST_VALUE_PE, "atomic_add", _DSTD, "shmem_add", "dest"),
+        op("shmem_{TYPENAME}_inc", "void", _DEST_PE, "atomic_inc", _DSTD, "shmem_inc", "dest"),
+        op("shmem_{TYPENAME}_fetch", "{TYPE}", [("const {TYPE} *", "source"), ("int", "pe")], "atomic_fetch", _DEXT,
+           "shmem_fetch", "source"),
+        op("shmem_{TYPENAME}_set", "void", _DEST_VALUE_PE, "atomic_set", _DEXT, "shmem_set", "dest"),
+        op("shmem_{TYPENAME}_wait", "void", [("{TYPE} *", "ivar"), ("{TYPE}", "cmp_value")], "wait_while_equal",
+           ["p2p_deprecated"]),
+    ]),
+]
+
 # Constants that host programs and shaders name alike: (name, value, in shmem.h).
 # shmem.h gets those marked True (through HEADER); the device libraries get all
-# of them (CONSTANTS_HEADER). The signal operators reach shmem.h with the host's
-# signal routines.
+# of them (CONSTANTS_HEADER).
 CONSTANTS = [
     ("SHMEM_CMP_EQ", 0, True),
     ("SHMEM_CMP_NE", 1, True),
@@ -336,8 +386,8 @@ CONSTANTS = [
     ("SHMEM_CMP_GE", 3, True),
     ("SHMEM_CMP_LT", 4, True),
     ("SHMEM_CMP_LE", 5, True),
-    ("SHMEM_SIGNAL_SET", 0, False),
-    ("SHMEM_SIGNAL_ADD", 1, False),
+    ("SHMEM_SIGNAL_SET", 0, True),
+    ("SHMEM_SIGNAL_ADD", 1, True),
 ]
 CONSTANTS_HEADER = "shaders/generated/vkshmem_constants.h"
 

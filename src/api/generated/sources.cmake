@@ -6,4 +6,7 @@ set(VKSHMEM_GENERATED_SOURCES
     src/api/generated/coll.cpp
     src/api/generated/reduce.cpp
     src/api/generated/active_set.cpp
+    src/api/generated/signal.cpp
+    src/api/generated/blocks.cpp
+    src/api/generated/deprecated.cpp
 )

@@ -1,0 +1,91 @@
+// Signals and per-PE completion (OpenSHMEM 1.6 §9.8.3, §9.9.4): shmem_signal_fetch,
+// shmem_signal_add, shmem_signal_set, shmem_signal_wait_until, shmem_pe_quiet, and the ordering
+// step of the put-with-signal routines (api/typed_signal.hpp).
+//
+// A signal is a symmetric uint64_t updated only by the library's atomics, so it lives in either
+// heap or in static data and is reached on every route the AMOs take.
+#include <shmem.h>
+
+#include "api/guard.hpp"
+#include "api/typed.hpp"
+#include "core/wait.hpp"
+#include "transports/transport.hpp"
+
+#include <atomic>
+#include <cstdint>
+
+using namespace vkshmem;
+using api::detail::AmoOp;
+
+static_assert(api::detail::kSignalSet == SHMEM_SIGNAL_SET && api::detail::kSignalAdd == SHMEM_SIGNAL_ADD,
+              "the templates' signal operators are shmem.h's");
+static_assert(SHMEM_SIGNAL_SET != SHMEM_SIGNAL_ADD);
+
+namespace vkshmem::api::detail {
+
+void bad_sig_op(int sig_op, const char* call) {
+    fatal(call, "signal operator {} is not SHMEM_SIGNAL_SET ({}) or SHMEM_SIGNAL_ADD ({})", sig_op, SHMEM_SIGNAL_SET,
+          SHMEM_SIGNAL_ADD);
+}
+
+void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe, const char* call) {
+    // Stores into a GPU's BAR wait in write-combining buffers until a full fence; device copies
+    // and proxied puts are complete when they return.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (target(data, 0, pe, call).route != Route::Network) return;
+    // A network put may still be in flight. The transport orders its own operations to one PE
+    // (fence); a signal that takes another route (a device heap through its owner's proxy) is
+    // ordered only by completing the data first.
+    net::Transport& net = *g_runtime->network();
+    const bool same_transport = target(sig_addr, sizeof(std::uint64_t), pe, call).route == Route::Network;
+    if (auto r = same_transport ? net.fence() : net.quiet(); !r) fatal(call, "{}", r.error().message);
+}
+
+} // namespace vkshmem::api::detail
+
+extern "C" {
+
+uint64_t shmem_signal_fetch(const uint64_t* sig_addr) noexcept {
+    const char* call = "shmem_signal_fetch";
+    require_runtime(call);
+    return api::detail::amo(const_cast<uint64_t*>(sig_addr), AmoOp::Fetch, uint64_t{0}, uint64_t{0}, g_state.my_pe,
+                            call);
+}
+
+void shmem_signal_add(uint64_t* sig_addr, uint64_t signal, int pe) noexcept {
+    const char* call = "shmem_signal_add";
+    require_runtime(call);
+    api::detail::amo(sig_addr, AmoOp::Add, signal, uint64_t{0}, pe, call, false);
+}
+
+void shmem_signal_set(uint64_t* sig_addr, uint64_t signal, int pe) noexcept {
+    const char* call = "shmem_signal_set";
+    require_runtime(call);
+    api::detail::amo(sig_addr, AmoOp::Set, signal, uint64_t{0}, pe, call, false);
+}
+
+uint64_t shmem_signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t cmp_value) noexcept {
+    const char* call = "shmem_signal_wait_until";
+    require_runtime(call);
+    api::detail::check_ivars(sig_addr, 1, cmp, call);
+    const bool slow = api::detail::unmapped(sig_addr);
+    // The value that satisfied the comparison is the one returned, not a later reread.
+    uint64_t seen = 0;
+    wait_for([&] { return api::detail::compare(seen = api::detail::watch(sig_addr, slow), cmp, cmp_value); });
+    return seen;
+}
+
+// Completing every operation of this PE completes those to target_pes, which the specification
+// allows; the PE numbers are still checked, so a wrong list fails here as it would elsewhere.
+void shmem_pe_quiet(const int* target_pes, size_t npes) noexcept {
+    const char* call = "shmem_pe_quiet";
+    require_runtime(call);
+    if (npes && !target_pes) fatal(call, "target_pes is NULL but npes is {}", npes);
+    for (size_t i = 0; i < npes; ++i)
+        if (static_cast<unsigned>(target_pes[i]) >= static_cast<unsigned>(g_state.n_pes))
+            fatal(call, "target_pes[{}] = {} is out of range: the job has {} PEs (0..{})", i, target_pes[i],
+                  g_state.n_pes, g_state.n_pes - 1);
+    if (npes) shmem_quiet();
+}
+
+} // extern "C"
