@@ -21,18 +21,23 @@ run_timeout=600
 perf_args=()
 oshmem_cc=/usr/bin/oshcc
 oshmem_run=/usr/bin/oshrun
+program=vkshmem-perf
+np=2
 
 usage() {
     cat <<'EOF'
-Usage: bench/compare.sh [options] [-- vkshmem-perf options]
+Usage: bench/compare.sh [options] [-- benchmark options]
 
-Runs vkshmem-perf at 2 PEs under vkshmem (build/bin/oshrun) and under Open MPI's
+Runs vkshmem-perf (or --program) at 2 PEs (or --np) under vkshmem (build/bin/oshrun) and under Open MPI's
 OSHMEM (/usr/bin/oshrun), alternating the two for N rounds, and prints the
 median of every row plus a ratio where < 1 always means vkshmem is better:
   times (us):       ratio = vkshmem / OSHMEM
   bandwidth (MB/s): ratio = OSHMEM / vkshmem
 
 Options:
+  --program P         vkshmem-perf (point to point, default) or vkshmem-coll-perf
+                      (collectives: barrier, bcast, reduce, fcollect, alltoall)
+  --np N              PEs, default 2
   --rounds N          rounds of (vkshmem, OSHMEM) runs, default 3
   --record            also write bench/results/<date>-<host>-host-heap.md
                       (machine, commands, table, raw CSVs)
@@ -56,6 +61,8 @@ while (($#)); do
         --rounds) (($# >= 2)) || die "--rounds needs a value"; rounds=$2; shift 2 ;;
         --rounds=*) rounds=${1#*=}; shift ;;
         --record) record=1; shift ;;
+        --program) (($# >= 2)) || die "--program needs a value"; program=$2; shift 2 ;;
+        --np) (($# >= 2)) || die "--np needs a value"; np=$2; shift 2 ;;
         --keep) keep=1; shift ;;
         --build-dir) (($# >= 2)) || die "--build-dir needs a value"; build_dir=$2; shift 2 ;;
         --build-dir=*) build_dir=${1#*=}; shift ;;
@@ -70,6 +77,8 @@ while (($#)); do
     esac
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer"
+[[ "$np" =~ ^[1-9][0-9]*$ ]] || die "--np must be a positive integer"
+[[ "$program" == vkshmem-perf || "$program" == vkshmem-coll-perf ]] || die "--program: vkshmem-perf or vkshmem-coll-perf"
 [[ "$run_timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer"
 [[ "$build_dir" == /* ]] || build_dir="$PWD/$build_dir"
 
@@ -96,7 +105,7 @@ else
     trap 'rm -rf "$tmp"' EXIT
 fi
 
-oshmem_bin="$tmp/vkshmem-perf-oshmem"
+oshmem_bin="$tmp/$program-oshmem"
 # OSHMEM: --mca osc ^rdma avoids its crash in shmem_finalize; spml ucx with
 # UCX_TLS=self,sm keeps it on UCX shared memory (no TCP probing) and quiet.
 # Both launches use --bind-to none (oshrun adds it for vkshmem) so that they
@@ -104,8 +113,8 @@ oshmem_bin="$tmp/vkshmem-perf-oshmem"
 # shellcheck disable=SC2054  # the commas are in UCX_TLS's value
 oshmem_cmd=("$oshmem_run" --allow-run-as-root --oversubscribe --mca osc '^rdma'
             --mca spml ucx -x UCX_TLS=self,sm -x UCX_WARN_UNUSED_ENV_VARS=n
-            --bind-to none -np 2 "$oshmem_bin" --csv "${perf_args[@]}")
-ours_cmd=("$build_dir/bin/oshrun" -np 2 "$build_dir/bin/vkshmem-perf" --csv "${perf_args[@]}")
+            --bind-to none -np "$np" "$oshmem_bin" --csv "${perf_args[@]}")
+ours_cmd=("$build_dir/bin/oshrun" -np "$np" "$build_dir/bin/$program" --csv "${perf_args[@]}")
 
 show_cmd() {
     local w out=()
@@ -122,18 +131,18 @@ echo
 # ---- Build the OSHMEM binary --------------------------------------------------------
 [[ -x "$oshmem_cc" ]] || die "$oshmem_cc not found: install Open MPI's OSHMEM (openmpi-bin, libopenmpi-dev)"
 [[ -x "$oshmem_run" ]] || die "$oshmem_run not found: install Open MPI (openmpi-bin)"
-oshmem_build=("$oshmem_cc" -std=c11 -O2 -Wall -Wextra -o "$oshmem_bin" "$repo/tools/perf/vkshmem-perf.c")
+oshmem_build=("$oshmem_cc" -std=c11 -O2 -Wall -Wextra -o "$oshmem_bin" "$repo/tools/perf/$program.c")
 if ! "${oshmem_build[@]}" >"$tmp/oshmem-build.log" 2>&1; then
     cat "$tmp/oshmem-build.log" >&2
-    die "building vkshmem-perf with $oshmem_cc failed"
+    die "building $program with $oshmem_cc failed"
 fi
 
 # ---- Is our half runnable? ------------------------------------------------------------
 ours_ok=1
 ours_reason=""
-if [[ ! -x "$build_dir/bin/oshrun" || ! -x "$build_dir/bin/vkshmem-perf" ]]; then
+if [[ ! -x "$build_dir/bin/oshrun" || ! -x "$build_dir/bin/$program" ]]; then
     ours_ok=0
-    ours_reason="not built: $build_dir/bin/oshrun or $build_dir/bin/vkshmem-perf is missing (build with: cmake --build $build_dir --target oshrun vkshmem-perf)"
+    ours_reason="not built: $build_dir/bin/oshrun or $build_dir/bin/$program is missing (build with: cmake --build $build_dir --target oshrun $program)"
     echo "compare.sh: vkshmem half SKIPPED: $ours_reason" >&2
 fi
 oshmem_ok=1
@@ -271,7 +280,8 @@ awk -F, -v ours_file="$tmp/vkshmem-median.csv" '
         }
     }' "$tmp/oshmem-median.csv" >"$tmp/table.md"
 
-legend="Median of $rounds round(s) per row, 2 PEs (PE 0 -> PE 1), symmetric buffers from shmem_malloc (host heap).
+if [[ $program == vkshmem-perf ]]; then what="$np PEs (PE 0 -> PE 1)"; else what="$np PEs, collectives over all of them, time per call on PE 0"; fi
+legend="Median of $rounds round(s) per row, $what, symmetric buffers from shmem_malloc (host heap).
 ratio < 1 means vkshmem is better: times (us) are vkshmem / OSHMEM, bandwidths (MB/s) are OSHMEM / vkshmem."
 
 echo
@@ -291,9 +301,11 @@ echo "OSHMEM half:  $oshmem_status"
 # ---- Record -----------------------------------------------------------------------------------
 if ((record)); then
     mkdir -p "$repo/bench/results"
-    record_file="$repo/bench/results/$(date +%Y-%m-%d)-$host-host-heap.md"
+    suffix=host-heap
+    [[ $program == vkshmem-perf ]] || suffix=collectives-${np}pe
+    record_file="$repo/bench/results/$(date +%Y-%m-%d)-$host-$suffix.md"
     {
-        echo "# vkshmem vs Open MPI OSHMEM — host heap, 2 PEs"
+        echo "# vkshmem vs Open MPI OSHMEM — $program, host heap, $np PEs"
         echo
         echo "- Date: $(date '+%Y-%m-%d %H:%M:%S %Z')"
         echo "- Machine: $machine_line"

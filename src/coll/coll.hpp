@@ -2,9 +2,14 @@
 // team's flags (team.hpp). Sizes are in bytes; typed front ends are in
 // api/typed_impl.hpp. `call` names the C routine for error messages.
 //
-// Every data collective starts with a team sync (so every member's
-// destination is free to be written), moves data with puts and gets that take
-// each peer's route, and ends when this PE's part of the result is in place.
+// As the specification requires, every PE's destination must be ready to be
+// written when any PE calls a collective; then the binomial broadcast and
+// reduction, and the exchanges, need no opening sync: each reads only memory
+// its owner has signalled ready. The linear reduction gathers readiness
+// signals at its root first; the linear broadcast and the scans start with a
+// team sync. Each moves data with puts
+// and gets that take each peer's route, and ends when this PE's part of the
+// result is in place.
 #pragma once
 
 #include "coll/team.hpp"
@@ -39,7 +44,7 @@ void alltoalls(Team& t, void* dest, const void* source, std::ptrdiff_t dst, std:
 using Combine = void (*)(void* acc, const void* in, std::size_t n);
 // dest on every member = the combination of all members' source (n elements of `elem` bytes).
 // Binomial tree (partials combine up to PE 0, the result goes down a binomial tree) or linear
-// (PE 0 reads every source, then puts the result to every member).
+// (every member signals PE 0, which reads every source and puts the result to every member).
 void reduce(Team& t, void* dest, const void* source, std::size_t n, std::size_t elem, Combine combine,
             const char* call);
 // Prefix combinations in team order: inclusive (members 0..me) or exclusive (0..me-1; member 0's

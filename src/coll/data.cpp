@@ -2,7 +2,10 @@
 // alltoall, alltoalls. Each member puts its blocks straight into every
 // destination (starting with its right neighbour, so members do not all write
 // to the same PE at once), completes them, and signals; it is done when every
-// other member has signalled it.
+// other member has signalled it. No opening sync: destinations are ready when
+// the call is made (the specification's precondition), and a member finishes
+// only after hearing from all, so none runs more than one call ahead; the
+// flags alternate between consecutive calls (Team::exchanges).
 #include "coll/coll.hpp"
 #include "coll/ops.hpp"
 
@@ -16,8 +19,12 @@ template <class F> void each_from_right(const Team& t, F f) {
     for (int k = 1; k <= n; ++k) f((t.me + k) % n);
 }
 
+// The flag of this exchange: kExchange or kSizes, plus the call's parity.
+int parity_flag(const Team& t, int f) { return f + (t.psync ? 0 : static_cast<int>(t.exchanges & 1)); }
+
 // Signals flag f of every other member, then waits for all of theirs.
 void exchange_done(Team& t, int f, const char* call) {
+    f = parity_flag(t, f);
     const int n = t.size();
     if (n == 1) return;
     quiet();
@@ -26,17 +33,23 @@ void exchange_done(Team& t, int f, const char* call) {
     });
     wait(t, f, static_cast<std::uint64_t>(n - 1));
 }
+
+// Counts a call: the next one signals the other flag of each pair.
+struct Exchange {
+    Team& t;
+    ~Exchange() { ++t.exchanges; }
+};
 } // namespace
 
 void fcollect(Team& t, void* dest, const void* source, std::size_t bytes, const char* call) {
-    sync(t, call);
+    Exchange counted{t};
     const std::size_t off = static_cast<std::size_t>(t.me) * bytes;
     each_from_right(t, [&](int i) { put(t, i, at(dest, off), source, bytes, call); });
-    exchange_done(t, kData, call);
+    exchange_done(t, kExchange, call);
 }
 
 void collect(Team& t, void* dest, const void* source, std::size_t bytes, const char* call) {
-    sync(t, call);
+    Exchange counted{t};
     // Every member's size into its word of every member, then the offsets.
     std::uint64_t* words = Team::words(); // indexed by world PE
     const auto mine = static_cast<std::uint64_t>(bytes);
@@ -45,20 +58,20 @@ void collect(Team& t, void* dest, const void* source, std::size_t bytes, const c
     std::size_t off = 0;
     for (int i = 0; i < t.me; ++i) off += static_cast<std::size_t>(words[t.world(i)]);
     each_from_right(t, [&](int i) { put(t, i, at(dest, off), source, bytes, call); });
-    exchange_done(t, kData, call);
+    exchange_done(t, kExchange, call);
 }
 
 void alltoall(Team& t, void* dest, const void* source, std::size_t bytes, const char* call) {
-    sync(t, call);
+    Exchange counted{t};
     const std::size_t off = static_cast<std::size_t>(t.me) * bytes;
     each_from_right(t, [&](int j) { put(t, j, at(dest, off), at(source, static_cast<std::size_t>(j) * bytes), bytes, call); });
-    exchange_done(t, kData, call);
+    exchange_done(t, kExchange, call);
 }
 
 void alltoalls(Team& t, void* dest, const void* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems,
                std::size_t elem, const char* call) {
     if (dst == 1 && sst == 1) return alltoall(t, dest, source, nelems * elem, call);
-    sync(t, call);
+    Exchange counted{t};
     // Element k of block j: source[sst * (j * nelems + k)] -> dest[dst * (me * nelems + k)] on member j.
     const auto ne = static_cast<std::ptrdiff_t>(nelems), e = static_cast<std::ptrdiff_t>(elem);
     each_from_right(t, [&](int j) {
@@ -66,7 +79,7 @@ void alltoalls(Team& t, void* dest, const void* source, std::ptrdiff_t dst, std:
             put(t, j, static_cast<byte*>(dest) + dst * (t.me * ne + k) * e,
                 static_cast<const byte*>(source) + sst * (j * ne + k) * e, elem, call);
     });
-    exchange_done(t, kData, call);
+    exchange_done(t, kExchange, call);
 }
 
 } // namespace vkshmem::coll

@@ -21,12 +21,19 @@ void reduce(Team& t, void* dest, const void* source, std::size_t n, std::size_t 
             const char* call) {
     const int size = t.size(), me = t.me;
     const std::size_t bytes = n * elem;
-    sync(t, call);
     std::vector<byte> acc, buf;
-    load(t, acc, source, bytes, me, buf, call);
-    if (g_runtime->teams().algorithms().reduce == Algorithm::Linear) {
-        // Member 0 reads every source, then puts the result everywhere.
-        if (me != 0) return wait(t, kData);
+    const Algorithm algo = g_runtime->teams().algorithms().reduce;
+    if (algo == Algorithm::Linear || (algo == Algorithm::Auto && size <= kLinearReduceMax)) {
+        // Every member tells member 0 its source is ready; member 0 reads
+        // them all, puts the result everywhere and signals. Two hops. A
+        // member can only signal the next call's readiness after this
+        // call's result, so the counts never mix.
+        if (me != 0) {
+            signal(t, 0, kGather, call);
+            return wait(t, kData);
+        }
+        wait(t, kGather, static_cast<std::uint64_t>(size - 1));
+        load(t, acc, source, bytes, me, buf, call);
         for (int i = 1; i < size; ++i) combine(acc.data(), view(source, bytes, t.world(i), buf, call), n);
         for (int i = 0; i < size; ++i) put(t, i, dest, acc.data(), bytes, call);
         if (size == 1) return;
@@ -39,6 +46,7 @@ void reduce(Team& t, void* dest, const void* source, std::size_t n, std::size_t 
     // signals v - 2^(lowest bit). Member 0 ends with the whole result, which
     // goes back down by broadcast. A parent reads a child's dest before the
     // child can receive anything into it.
+    load(t, acc, source, bytes, me, buf, call);
     for (int j = 0; (1 << j) < size; ++j) {
         if (me & (1 << j)) {
             put(t, me, dest, acc.data(), bytes, call);

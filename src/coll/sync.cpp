@@ -38,7 +38,9 @@ void barrier(Team& t, const char* call) {
 }
 
 void broadcast(Team& t, void* dest, const void* source, std::size_t bytes, int root, bool to_root, const char* call) {
-    sync(t, call);
+    // Linear: a root's signal could count for a call another root has not yet
+    // made (kData has one writer per call, not per PE): no PE may run ahead.
+    if (algos().bcast == Algorithm::Linear) sync(t, call);
     if (t.me == root && to_root) put(t, t.me, dest, source, bytes, call);
     spread(t, dest, source, bytes, root, call);
 }

@@ -28,11 +28,13 @@ enum Flag : int {
     kRelease = 33,    // linear barrier: release from team PE 0
     kUp = 34,         // [32] binomial reduction: the partial of child me + 2^k is ready
     kDown = 66,       // [32] binomial broadcast: parent me - 2^k delivered the data
-    kData = 98,       // linear algorithms: data delivered (by the root, or one count per PE)
-    kSizes = 99,      // collect: one count per PE that wrote its size into this PE's words
-    kScratchIn = 100, // one word each: the operands of the runtime's own reductions (team split)
-    kScratchOut = 101,
-    kFlagCount = 102
+    kData = 98,       // linear broadcast and reduction: the root delivered the result
+    kExchange = 99,   // [2] fcollect, collect, alltoall: one count per PE that delivered its blocks
+    kSizes = 101,     // [2] collect: one count per PE that wrote its size into this PE's word
+    kScratchIn = 103, // one word each: the operands of the runtime's own reductions (team split)
+    kScratchOut = 104,
+    kGather = 105,    // linear reduction: one count per PE whose source is ready, at team PE 0
+    kFlagCount = 106
 };
 static_assert(kFlagCount * 64 <= kTeamFlagBytes);
 
@@ -48,6 +50,11 @@ struct Team {
     // pSync array (8 bytes apart) and consume signals by subtracting them,
     // so pSync is back at SHMEM_SYNC_VALUE (0) once no collective runs.
     long* psync = nullptr;
+    // Exchanges (fcollect, collect, alltoall) so far: they have no opening
+    // sync, so a PE may be one exchange ahead of another, and consecutive
+    // exchanges signal alternate flags (kExchange + parity). An active set
+    // uses one set: its pSync contract already keeps consecutive calls apart.
+    std::uint64_t exchanges = 0;
 
     int size() const { return static_cast<int>(pes.size()); }
     int world(int index) const { return pes[static_cast<std::size_t>(index)]; }
@@ -64,9 +71,12 @@ constexpr int kSyncSize = 128;
 static_assert(kFlagCount <= kSyncSize);
 
 // Algorithms, chosen by VKSHMEM_BARRIER_ALGORITHM, VKSHMEM_BCAST_ALGORITHM and VKSHMEM_REDUCE_ALGORITHM.
-enum class Algorithm : std::uint8_t { Linear, Tree /* dissemination for barriers */ };
+// Auto (reductions): linear up to kLinearReduceMax PEs, where reading every
+// source at one PE takes fewer hops (measured: bench/results), tree above.
+enum class Algorithm : std::uint8_t { Linear, Tree /* dissemination for barriers */, Auto };
+constexpr int kLinearReduceMax = 8;
 struct Algorithms {
-    Algorithm barrier = Algorithm::Tree, bcast = Algorithm::Tree, reduce = Algorithm::Tree;
+    Algorithm barrier = Algorithm::Tree, bcast = Algorithm::Tree, reduce = Algorithm::Auto;
 };
 
 // Every team of this PE. Created after the heaps (and the network) at init.

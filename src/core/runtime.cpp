@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <optional>
+#include <sched.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -105,6 +106,12 @@ Result<void> Runtime::start(int requested) {
     g_state.bar_put_max = cfg_.VKSHMEM_BAR_PUT_MAX;
     g_state.bar_get_max = cfg_.VKSHMEM_BAR_GET_MAX;
     g_state.spin_before_yield = cfg_.VKSHMEM_SPIN_BEFORE_YIELD;
+    if (g_state.spin_before_yield < 0) {
+        cpu_set_t cpus;
+        const int usable = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+        const bool oversubscribed = static_cast<int>(boot_->local_peers().size()) > usable;
+        g_state.spin_before_yield = oversubscribed ? 0 : 2000;
+    }
 
     if (boot_->rank() == 0)
         for (const auto& u : unknown_variables(environ_names()))
@@ -201,16 +208,19 @@ Result<std::unique_ptr<net::Transport>> Runtime::make_transport() const {
 }
 
 Result<coll::Algorithms> Runtime::collective_algorithms() const {
-    auto pick = [](const char* var, const std::string& v, const char* tree) -> Result<coll::Algorithm> {
+    auto pick = [](const char* var, const std::string& v, const char* tree,
+                   bool with_auto = false) -> Result<coll::Algorithm> {
         if (v == tree) return coll::Algorithm::Tree;
         if (v == "linear") return coll::Algorithm::Linear;
-        return Error{fmt::format("{}={} is not an algorithm of this version: use {} or linear", var, v, tree)};
+        if (with_auto && v == "auto") return coll::Algorithm::Auto;
+        return Error{fmt::format("{}={} is not an algorithm of this version: use {}{} or linear", var, v,
+                                 with_auto ? "auto, " : "", tree)};
     };
     auto b = pick("VKSHMEM_BARRIER_ALGORITHM", cfg_.VKSHMEM_BARRIER_ALGORITHM, "dissemination");
     if (!b) return b.error();
     auto c = pick("VKSHMEM_BCAST_ALGORITHM", cfg_.VKSHMEM_BCAST_ALGORITHM, "tree");
     if (!c) return c.error();
-    auto r = pick("VKSHMEM_REDUCE_ALGORITHM", cfg_.VKSHMEM_REDUCE_ALGORITHM, "tree");
+    auto r = pick("VKSHMEM_REDUCE_ALGORITHM", cfg_.VKSHMEM_REDUCE_ALGORITHM, "tree", true);
     if (!r) return r.error();
     return coll::Algorithms{*b, *c, *r};
 }

@@ -92,6 +92,10 @@ template <class F> void on_spaces_and_teams(F&& f) {
     }
 }
 
+// The specification's precondition of every collective: each PE's destination is ready before
+// any PE calls (the binomial algorithms and the exchanges start without a sync of their own).
+void ready(shmem_team_t team) { REQUIRE(shmem_team_sync(team) == 0); }
+
 template <class T> std::vector<T> data_of(std::uint64_t key, int pe, std::size_t n) {
     return spmd::make_values<T>(n, Gen(key, static_cast<std::uint64_t>(pe)));
 }
@@ -118,6 +122,7 @@ TEMPLATE_TEST_CASE("broadcast from every root into every member, root included",
                 const auto key = g.next();
                 spmd::local_write(src.get(), data_of<T>(key, me, nelems)); // only the root's counts
                 dst.poison();
+                ready(team); // every destination is prepared before any PE writes to it
                 REQUIRE(Coll<T>::broadcast(team, dst.get(), src.get(), nelems, root) == 0);
                 require_equal(dst.get(), data_of<T>(key, root, nelems));
                 require_poison(dst.get(), nelems, nelems + kMargin);
@@ -145,6 +150,7 @@ TEMPLATE_TEST_CASE("fcollect and collect concatenate in team order", "[coll]", D
 
         spmd::local_write(fsrc.get(), data_of<T>(key, me, each));
         fdst.poison();
+        ready(team); // every destination is prepared before any PE writes to it
         REQUIRE(Coll<T>::fcollect(team, fdst.get(), fsrc.get(), each) == 0);
         for (int i = 0; i < n; ++i) require_equal(fdst.get(), data_of<T>(key, i, each), static_cast<std::size_t>(i) * each);
         require_poison(fdst.get(), each * un, each * un + kMargin);
@@ -152,6 +158,7 @@ TEMPLATE_TEST_CASE("fcollect and collect concatenate in team order", "[coll]", D
         const std::size_t mine = counts[static_cast<std::size_t>(me)];
         spmd::local_write(src.get(), data_of<T>(key, me, mine));
         dst.poison();
+        ready(team); // every destination is prepared before any PE writes to it
         REQUIRE(Coll<T>::collect(team, dst.get(), src.get(), mine) == 0);
         std::size_t at = 0;
         for (int i = 0; i < n; ++i) {
@@ -180,6 +187,7 @@ TEMPLATE_TEST_CASE("alltoall and alltoalls exchange block j of each member with 
 
         spmd::local_write(asrc.get(), data_of<T>(key, me, each * un));
         adst.poison();
+        ready(team); // every destination is prepared before any PE writes to it
         REQUIRE(Coll<T>::alltoall(team, adst.get(), asrc.get(), each) == 0);
         for (int i = 0; i < n; ++i) {
             auto theirs = data_of<T>(key, i, each * un);
@@ -192,6 +200,7 @@ TEMPLATE_TEST_CASE("alltoall and alltoalls exchange block j of each member with 
         INFO("dst " << dst_stride << ", sst " << src_stride << ", nelems " << each);
         spmd::local_write(src.get(), data_of<T>(key + 1, me, src_len));
         dst.poison();
+        ready(team); // every destination is prepared before any PE writes to it
         REQUIRE(Coll<T>::alltoalls(team, dst.get(), src.get(), dst_stride, src_stride, each) == 0);
         auto got = spmd::local_bytes(dst.get(), dst.bytes());
         std::vector<bool> written(dst_len, false);
@@ -363,6 +372,7 @@ TEMPLATE_TEST_CASE("reductions combine every member's source, also in place", "[
             if (team == SHMEM_TEAM_INVALID) continue;
             spmd::local_write(src.get(), values_of<T>(key, me, count));
             dst.poison();
+            ready(team); // every destination is prepared before any PE writes to it
             REQUIRE(call_reduce(o, team, dst.get(), src.get(), count) == 0);
             auto want = combined<T>(o, key, 0, n - 1, count);
             require_results(dst.get(), want);
@@ -387,10 +397,12 @@ TEMPLATE_TEST_CASE("sum_inscan and sum_exscan give prefix sums in team order", "
             if (team == SHMEM_TEAM_INVALID) return;
             spmd::local_write(src.get(), values_of<T>(key, me, count));
             dst.poison();
+            ready(team); // every destination is prepared before any PE writes to it
             REQUIRE(Red<T>::inscan(team, dst.get(), src.get(), count) == 0);
             require_results(dst.get(), combined<T>(Op::Sum, key, 0, me, count));
             require_poison(dst.get(), count, count + kMargin);
             dst.poison();
+            ready(team); // every destination is prepared before any PE writes to it
             REQUIRE(Red<T>::exscan(team, dst.get(), src.get(), count) == 0);
             if (me == 0) require_poison(dst.get(), 0, count + kMargin); // nothing precedes member 0
             else require_results(dst.get(), combined<T>(Op::Sum, key, 0, me - 1, count));
