@@ -74,6 +74,22 @@ typedef struct {
 } shmem_team_config_t;
 #define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
 
+/* ---- Contexts ----------------------------------------------------------------------- */
+/* A communication context: the shmem_ctx_ form of every RMA, AMO and signal
+ * routine takes one first, and numbers its PE in the context's team. Ordering
+ * (shmem_ctx_fence) and completion (shmem_ctx_quiet) apply to the context's
+ * operations; here every context shares this PE's one set of resources, so
+ * they also order and complete the other contexts' operations, which the
+ * specification allows. */
+typedef struct vkshmem_ctx *shmem_ctx_t;
+#define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
+#define SHMEM_CTX_DEFAULT ((shmem_ctx_t)1)
+/* Options of shmem_ctx_create: promises the program makes (used by one thread
+ * only; by one thread at a time; no stores through it that need ordering). */
+#define SHMEM_CTX_PRIVATE (1L << 0)
+#define SHMEM_CTX_SERIALIZED (1L << 1)
+#define SHMEM_CTX_NOSTORE (1L << 2)
+
 /* ---- Setup, exit and query ---------------------------------------------------- */
 /* Initializes the library; collective over all PEs. Ends the job with a
  * message when the launcher, the Vulkan device or the heaps cannot be set up. */
@@ -190,6 +206,25 @@ int shmem_team_sync(shmem_team_t team) VKSHMEM_NOEXCEPT;
 /* quiet, then wait for every PE of the active set. */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync) VKSHMEM_NOEXCEPT;
 
+/* ---- Contexts (not collective) ------------------------------------------------------ */
+/* A context on SHMEM_TEAM_WORLD (ctx_create) or on `team`. Returns 0, or
+ * nonzero with *ctx = SHMEM_CTX_INVALID (an unknown option bit, an invalid team). */
+int shmem_ctx_create(long options, shmem_ctx_t *ctx) VKSHMEM_NOEXCEPT;
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx) VKSHMEM_NOEXCEPT;
+/* Completes the context's operations, then frees it. SHMEM_CTX_INVALID: nothing happens. */
+void shmem_ctx_destroy(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
+/* *team = the context's team (SHMEM_TEAM_WORLD for SHMEM_CTX_DEFAULT); nonzero for SHMEM_CTX_INVALID. */
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team) VKSHMEM_NOEXCEPT;
+/* Hints that a burst of operations on ctx begins and ends; they change no semantics. */
+void shmem_ctx_session_start(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
+void shmem_ctx_session_stop(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
+void shmem_ctx_fence(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
+void shmem_ctx_quiet(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
+/* target_pes are numbered in the context's team. */
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes) VKSHMEM_NOEXCEPT;
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) VKSHMEM_NOEXCEPT;
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) VKSHMEM_NOEXCEPT;
+
 /* ---- Distributed locking -------------------------------------------------------- */
 /* `lock` is a symmetric long that every PE zeroes before first use and touches
  * only through these calls. set_lock waits until this PE (or thread) holds it;
@@ -228,8 +263,9 @@ int _num_pes(void) VKSHMEM_NOEXCEPT;
 /* DEPRECATED: shmem_long_wait_until(ivar, SHMEM_CMP_NE, cmp_value): waits while
  * *ivar == cmp_value. */
 void shmem_wait(long *ivar, long cmp_value) VKSHMEM_NOEXCEPT;
-#if defined(__cplusplus) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L
-/* DEPRECATED: shmem_long_atomic_swap. Under C11 shmem_swap is the generic macro instead. */
+#if !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
+/* DEPRECATED: shmem_long_atomic_swap. Under C11 shmem_swap is the generic macro instead, and in
+ * C++ an overload of the same signature. */
 long shmem_swap(long *target, long value, int pe) VKSHMEM_NOEXCEPT;
 #endif
 /* DEPRECATED: no-ops. They managed the data cache of machines whose remote writes did not

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 struct vkshmem_team; // shmem_team_t (api/team_handle.hpp)
+struct vkshmem_ctx;  // shmem_ctx_t (api/contexts.cpp)
 
 namespace vkshmem::api {
 
@@ -21,6 +22,16 @@ struct alignas(8) b128 {
 
 // `call` defaults to the name of the C routine that called the template
 // (GCC's __builtin_FUNCTION), so error messages name the exact routine.
+
+// ---- Contexts ------------------------------------------------------------------------
+// The world PE of `pe` as the context numbers it (its team's PE `pe`); the
+// context forms of the generated routines pass their PE through this.
+int ctx_pe_slow(vkshmem_ctx* ctx, int pe, const char* call);
+inline int ctx_pe(vkshmem_ctx* ctx, int pe, const char* call = __builtin_FUNCTION()) {
+    if (reinterpret_cast<std::uintptr_t>(ctx) == 1) [[likely]] // SHMEM_CTX_DEFAULT: the world's numbering
+        return pe;
+    return ctx_pe_slow(ctx, pe, call);
+}
 
 // ---- RMA, contiguous and elemental -------------------------------------------------
 template <class T> void put(T* dest, const T* source, std::size_t nelems, int pe, const char* call = __builtin_FUNCTION());

@@ -88,7 +88,24 @@ void Teams::destroy(Team* t, const char* call) {
     std::memset(t->flag(0), 0, kTeamFlagBytes);
     std::lock_guard lk(mu_);
     used_slots_ &= ~(std::uint64_t(1) << t->slot);
+    std::erase_if(contexts_, [t](const std::unique_ptr<Context>& c) { return c->team == t; });
     std::erase_if(user_, [t](const std::unique_ptr<Team>& u) { return u.get() == t; });
+}
+
+Context* Teams::create_context(Team* t, long options) {
+    std::lock_guard lk(mu_);
+    contexts_.push_back(std::make_unique<Context>(Context{t, options}));
+    return contexts_.back().get();
+}
+
+void Teams::destroy_context(Context* c) {
+    std::lock_guard lk(mu_);
+    std::erase_if(contexts_, [c](const std::unique_ptr<Context>& u) { return u.get() == c; });
+}
+
+bool Teams::live_context(const Context* c) {
+    std::lock_guard lk(mu_);
+    return std::any_of(contexts_.begin(), contexts_.end(), [c](const std::unique_ptr<Context>& u) { return u.get() == c; });
 }
 
 Team* Teams::active_set(int start, int log_stride, int size, long* psync) {

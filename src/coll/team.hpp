@@ -79,7 +79,14 @@ struct Algorithms {
     Algorithm barrier = Algorithm::Tree, bcast = Algorithm::Tree, reduce = Algorithm::Auto;
 };
 
-// Every team of this PE. Created after the heaps (and the network) at init.
+// A communication context (shmem_ctx_t points to one): its team, and the
+// options it was created with. Every context shares this PE's resources.
+struct Context {
+    Team* team = nullptr;
+    long options = 0;
+};
+
+// Every team (and context) of this PE. Created after the heaps (and the network) at init.
 class Teams {
 public:
     Teams(const std::vector<int>& node_local_pes, Algorithms algorithms);
@@ -97,8 +104,11 @@ public:
         const char* error = nullptr;
     };
     Split split(Team& parent, const std::vector<int>& members, int num_contexts, long config_mask, const char* call);
-    // Collective over the team: syncs, frees its slot, deletes it.
+    // Collective over the team: syncs, frees its slot, deletes it and its contexts.
     void destroy(Team* t, const char* call);
+    Context* create_context(Team* t, long options);
+    void destroy_context(Context* c);
+    bool live_context(const Context* c);
     // Whether `t` is a live team of this PE (VKSHMEM_ERROR_CHECKS).
     bool live(const Team* t);
     // The active set PE_start, PE_start + 2^log_stride, ... (size of them)
@@ -112,6 +122,7 @@ private:
     Algorithms algorithms_;
     std::unique_ptr<Team> world_, shared_;
     std::vector<std::unique_ptr<Team>> user_;
+    std::vector<std::unique_ptr<Context>> contexts_;
     std::unique_ptr<Team> active_;
     int active_key_[3] = {-1, -1, -1};
     std::uint64_t used_slots_ = 0; // slots of teams this PE belongs to

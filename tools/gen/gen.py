@@ -76,12 +76,23 @@ def placeholder_name(pattern):
     return re.sub(r"\{(\w+)\}", r"\1", pattern)
 
 
+def ctx_twin(op):
+    """The shmem_ctx_ form of an operation: a context first, its PE numbered in the context's team."""
+    if not op["name"].startswith("shmem_"):
+        raise GenError(f"{op['name']}: only shmem_ routines have context forms")
+    return dict(op, name="shmem_ctx_" + op["name"][len("shmem_"):], params=[("shmem_ctx_t", "ctx")] + op["params"],
+                ctx=True)
+
+
 def expand(tables):
     """Returns [(family, op, [routine, ...]), ...]; a routine is a dict."""
     seen = {}
     out = []
     for fam in tables.FAMILIES:
-        for op in fam["ops"]:
+        ops = list(fam["ops"])
+        if fam.get("ctx"):
+            ops += [ctx_twin(op) for op in fam["ops"]]
+        for op in ops:
             routines = []
             where = f"{fam['id']}/{op['name']}"
             for list_name in op["types"]:
@@ -94,6 +105,7 @@ def expand(tables):
                         "elem": inst["ELEM"],
                         "generic": inst["_generic"],
                         "ctype": inst.get("TYPE"),
+                        "ctx": op.get("ctx", False),
                     }
                     if r["name"] in seen:
                         raise GenError(f"{r['name']} generated twice ({seen[r['name']]} and {where})")
@@ -129,7 +141,9 @@ def c_prototype(r):
 
 def cxx_forwarder(r):
     params = ", ".join(f"{cxx_type(t)} {n}" for t, n in r["params"])
-    args = ", ".join(cxx_arg(t, n, r["elem"]) for t, n in r["params"])
+    # A context form passes its PE through the context's team; the context itself goes no further.
+    args = ", ".join("vkshmem::api::ctx_pe(ctx, pe)" if r["ctx"] and n == "pe" else cxx_arg(t, n, r["elem"])
+                     for t, n in r["params"] if not (r["ctx"] and n == "ctx"))
     ret = cxx_type(r["ret"])
     call = f"vkshmem::api::{r['call']}<{r['elem']}>({args});"
     body = call if r["ret"] == "void" else f"return {call}"
@@ -141,16 +155,27 @@ def cxx_forwarder(r):
 
 
 def generic_macros(expanded):
-    """C11 generic macros, in family/op order."""
+    """C11 generic macros, in family/op order. A macro with a context form takes either argument
+    list: it counts its arguments and picks the plain or the shmem_ctx_ association list."""
     macros = []
     names = set()
+    with_ctx = {op["generic"] for _, op, _ in expanded if op.get("generic") and op.get("ctx")}
     for fam, op, routines in expanded:
         gname = op.get("generic")
         if not gname:
             continue
-        if gname in names:
+        key = (gname, op.get("ctx", False))
+        if key in names:
             raise GenError(f"generic macro {gname} defined twice")
-        names.add(gname)
+        names.add(key)
+        if gname in with_ctx:
+            nparams = len(op["params"]) - (1 if op.get("ctx") else 0)
+            inner = ("vkshmem_ctx_" if op.get("ctx") else "vkshmem_") + gname[len("shmem_"):]
+            if not op.get("ctx"):
+                ctx_inner = "vkshmem_ctx_" + gname[len("shmem_"):]
+                macros.append([f"#define {gname}(...) \\",
+                               f"    VKSHMEM_PICK{nparams}_(__VA_ARGS__, {ctx_inner}, {inner}, 0)(__VA_ARGS__)"])
+            gname = inner
         pnames = [n for _, n in op["params"]]
         if op["on"] not in pnames:
             raise GenError(f"{op['name']}: generic dispatch parameter {op['on']!r} is not a parameter")
@@ -168,6 +193,33 @@ def generic_macros(expanded):
         width = max(len(line) for line in lines[:-1]) + 1
         macros.append([line.ljust(width) + "\\" for line in lines[:-1]] + [lines[-1]])
     return macros
+
+
+def cxx_overloads(expanded):
+    """The generic interfaces for C++: one inline overload per type of each generic macro (and its
+    context form), calling the typed C routine."""
+    out = [
+        "#if defined(__cplusplus) && !defined(VKSHMEM_NO_CXX_OVERLOADS)",
+        "/*",
+        " * C++: the generic interfaces as overloads (shmem_put(dest, source, nelems, pe),",
+        " * shmem_put(ctx, dest, ...), shmem_sum_reduce(team, dest, source, n), ...),",
+        " * for the same types as the C11 macros.",
+        " */",
+        'extern "C++" {',
+    ]
+    for fam, op, routines in expanded:
+        gname = op.get("generic")
+        if not gname:
+            continue
+        for r in routines:
+            if not r["generic"]:
+                continue
+            params = ", ".join(c_param(t, n) for t, n in r["params"])
+            args = ", ".join(n for _, n in r["params"])
+            body = f"{r['name']}({args});" if r["ret"] == "void" else f"return {r['name']}({args});"
+            out.append(f"inline {r['ret']} {gname}({params}) {NOEXCEPT} {{ {body} }}")
+    out += ['} /* extern "C++" */', "#endif /* C++ overloads */"]
+    return out
 
 
 def render_header(tables, expanded):
@@ -203,6 +255,7 @@ def render_header(tables, expanded):
             last_fam = fam
         out += ["", f"/* {placeholder_name(op['name'])} */"]
         out += [c_prototype(r) for r in routines]
+    arities = sorted({len(op["params"]) for _, op, _ in expanded if op.get("generic") and not op.get("ctx")})
     out += [
         "",
         "#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L",
@@ -211,12 +264,19 @@ def render_header(tables, expanded):
         " * symmetric argument and list only the standard C types: fixed-width and",
         " * size typedefs alias them, and a _Generic association list must not hold",
         " * two compatible types. Qualifiers are dropped by the controlling",
-        " * expression, so const pointers dispatch like plain ones.",
+        " * expression, so const pointers dispatch like plain ones. Those with a",
+        " * context form take a shmem_ctx_t first or not: VKSHMEM_PICKn_ picks by",
+        " * the number of arguments (n without the context).",
         " */",
     ]
+    for n in arities:
+        slots = ", ".join(f"_{i}" for i in range(1, n + 2))
+        out.append(f"#define VKSHMEM_PICK{n}_({slots}, NAME, ...) NAME")
     for m in generic_macros(expanded):
         out += [""] + m
-    out += ["", "#endif /* C11 generic interfaces */", "", "#endif /* VKSHMEM_SHMEM_TYPED_H */"]
+    out += ["", "#endif /* C11 generic interfaces */", ""]
+    out += cxx_overloads(expanded)
+    out += ["", "#endif /* VKSHMEM_SHMEM_TYPED_H */"]
     return "\n".join(out) + "\n"
 
 

@@ -141,8 +141,10 @@ def op(name, ret, params, call, types, generic=None, on=None):
             "types": types, "generic": generic, "on": on}
 
 
-def family(id, title, file, ops):
-    return {"id": id, "title": title, "file": file, "ops": ops}
+def family(id, title, file, ops, ctx=False):
+    """ctx: every operation also gets its shmem_ctx_ twin (a shmem_ctx_t first, PEs numbered in the
+    context's team); a generic macro then takes either argument list."""
+    return {"id": id, "title": title, "file": file, "ops": ops, "ctx": ctx}
 
 
 # Parameter lists shared by several operations.
@@ -183,7 +185,7 @@ FAMILIES = [
            "g", _RMA, "shmem_g", "source"),
         op("shmem_{TYPENAME}_iput", "void", _STRIDED, "iput", _RMA, "shmem_iput", "dest"),
         op("shmem_{TYPENAME}_iget", "void", _STRIDED, "iget", _RMA, "shmem_iget", "dest"),
-    ]),
+    ], ctx=True),
     family("rma_sized", "Remote memory access, sized and untyped", "src/api/generated/rma.cpp", [
         op("shmem_put{SIZE}", "void", _VOID_CONTIG, "put", ["sized", "mem"]),
         op("shmem_get{SIZE}", "void", _VOID_CONTIG, "get", ["sized", "mem"]),
@@ -191,7 +193,7 @@ FAMILIES = [
         op("shmem_get{SIZE}_nbi", "void", _VOID_CONTIG, "get_nbi", ["sized", "mem"]),
         op("shmem_iput{SIZE}", "void", _VOID_STRIDED, "iput", ["sized"]),
         op("shmem_iget{SIZE}", "void", _VOID_STRIDED, "iget", ["sized"]),
-    ]),
+    ], ctx=True),
     family("amo", "Atomic memory operations, blocking", "src/api/generated/amo.cpp", [
         op("shmem_{TYPENAME}_atomic_fetch", "{TYPE}", [("const {TYPE} *", "source"), ("int", "pe")],
            "atomic_fetch", _EXT, "shmem_atomic_fetch", "source"),
@@ -215,7 +217,7 @@ FAMILIES = [
         op("shmem_{TYPENAME}_atomic_fetch_xor", "{TYPE}", _DEST_VALUE_PE, "atomic_fetch_xor", _BIT,
            "shmem_atomic_fetch_xor", "dest"),
         op("shmem_{TYPENAME}_atomic_xor", "void", _DEST_VALUE_PE, "atomic_xor", _BIT, "shmem_atomic_xor", "dest"),
-    ]),
+    ], ctx=True),
     family("amo_nbi", "Atomic memory operations, non-blocking fetching", "src/api/generated/amo.cpp", [
         op("shmem_{TYPENAME}_atomic_fetch_nbi", "void", _FETCH + [("const {TYPE} *", "source"), ("int", "pe")],
            "atomic_fetch_nbi", _EXT, "shmem_atomic_fetch_nbi", "source"),
@@ -233,7 +235,7 @@ FAMILIES = [
            "shmem_atomic_fetch_or_nbi", "dest"),
         op("shmem_{TYPENAME}_atomic_fetch_xor_nbi", "void", _FETCH + _DEST_VALUE_PE, "atomic_fetch_xor_nbi", _BIT,
            "shmem_atomic_fetch_xor_nbi", "dest"),
-    ]),
+    ], ctx=True),
     family("p2p", "Point-to-point synchronization", "src/api/generated/p2p.cpp", [
         op("shmem_{TYPENAME}_wait_until", "void", _WAIT_ONE, "wait_until", _P2P, "shmem_wait_until", "ivar"),
         op("shmem_{TYPENAME}_wait_until_all", "void", _WAIT_SET + _VALUE, "wait_until_all", _P2P,
@@ -350,13 +352,13 @@ FAMILIES += [
            "shmem_put_signal_nbi", "dest"),
         op("shmem_put{SIZE}_signal", "void", _VOID_CONTIG_SIGNAL, "put_signal", ["sized", "mem"]),
         op("shmem_put{SIZE}_signal_nbi", "void", _VOID_CONTIG_SIGNAL, "put_signal_nbi", ["sized", "mem"]),
-    ]),
+    ], ctx=True),
     family("rma_blocks", "Remote memory access, strided blocks", "src/api/generated/blocks.cpp", [
         op("shmem_{TYPENAME}_ibput", "void", _BSTRIDED, "ibput", _RMA, "shmem_ibput", "dest"),
         op("shmem_{TYPENAME}_ibget", "void", _BSTRIDED, "ibget", _RMA, "shmem_ibget", "dest"),
         op("shmem_ibput{SIZE}", "void", _VOID_BSTRIDED, "ibput", ["sized"]),
         op("shmem_ibget{SIZE}", "void", _VOID_BSTRIDED, "ibget", ["sized"]),
-    ]),
+    ], ctx=True),
     # Deprecated since OpenSHMEM 1.4 (AMOs) and 1.5 (shmem_TYPENAME_wait): the same operations
     # as shmem_TYPENAME_atomic_* and shmem_TYPENAME_wait_until(ivar, SHMEM_CMP_NE, value).
     family("deprecated", "DEPRECATED: pre-1.4 atomic names and shmem_TYPENAME_wait (use shmem_atomic_*, "

@@ -1,0 +1,113 @@
+// Communication contexts (OpenSHMEM 1.6 §9.5). Every context shares this
+// PE's one set of resources (its mappings, its network endpoint), so a
+// context's fence and quiet order and complete the other contexts'
+// operations too, which the specification allows; what a context adds is its
+// team, in which its routines number PEs.
+#include <shmem.h>
+
+#include "api/guard.hpp"
+#include "api/team_handle.hpp"
+#include "api/typed.hpp"
+
+#include <vector>
+
+using namespace vkshmem;
+
+namespace {
+
+constexpr long kKnownOptions = SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED | SHMEM_CTX_NOSTORE;
+
+coll::Context* context_of(shmem_ctx_t ctx, const char* call) {
+    Runtime& rt = require_runtime(call);
+    if (ctx == SHMEM_CTX_INVALID) fatal(call, "the context is SHMEM_CTX_INVALID (a failed shmem_ctx_create sets it)");
+    auto* c = reinterpret_cast<coll::Context*>(ctx);
+    if (g_state.checks && !rt.teams().live_context(c))
+        fatal(call, "context handle {} is not a context of this PE (destroyed already, or its team was)",
+              static_cast<void*>(ctx));
+    return c;
+}
+
+int create(coll::Team* team, long options, shmem_ctx_t* ctx, const char* call) {
+    if (!ctx) fatal(call, "ctx is NULL");
+    *ctx = SHMEM_CTX_INVALID;
+    if (!team || (options & ~kKnownOptions)) return 1;
+    *ctx = reinterpret_cast<shmem_ctx_t>(g_runtime->teams().create_context(team, options));
+    return 0;
+}
+
+// Completes this PE's operations (every context's: they share one set of resources).
+void complete(shmem_ctx_t ctx, const char* call) {
+    if (ctx != SHMEM_CTX_DEFAULT) context_of(ctx, call);
+    shmem_quiet();
+}
+
+} // namespace
+
+int vkshmem::api::ctx_pe_slow(vkshmem_ctx* handle, int pe, const char* call) {
+    coll::Context* c = context_of(handle, call);
+    const coll::Team& t = *c->team;
+    if (pe < 0 || pe >= t.size())
+        fatal(call, "PE {} is not in the context's team, which has {} PEs (0..{})", pe, t.size(), t.size() - 1);
+    return t.world(pe);
+}
+
+extern "C" {
+
+int shmem_ctx_create(long options, shmem_ctx_t* ctx) noexcept {
+    return create(&require_runtime("shmem_ctx_create").teams().world(), options, ctx, "shmem_ctx_create");
+}
+
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t* ctx) noexcept {
+    return create(api::team_of(team, "shmem_team_create_ctx"), options, ctx, "shmem_team_create_ctx");
+}
+
+void shmem_ctx_destroy(shmem_ctx_t ctx) noexcept {
+    constexpr const char* call = "shmem_ctx_destroy";
+    if (ctx == SHMEM_CTX_INVALID) return;
+    if (ctx == SHMEM_CTX_DEFAULT) fatal(call, "SHMEM_CTX_DEFAULT lasts until shmem_finalize and cannot be destroyed");
+    coll::Context* c = context_of(ctx, call);
+    shmem_quiet();
+    g_runtime->teams().destroy_context(c);
+}
+
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team) noexcept {
+    constexpr const char* call = "shmem_ctx_get_team";
+    if (!team) fatal(call, "team is NULL");
+    *team = SHMEM_TEAM_INVALID;
+    if (ctx == SHMEM_CTX_INVALID) return 1;
+    Runtime& rt = require_runtime(call);
+    coll::Team* t = ctx == SHMEM_CTX_DEFAULT ? &rt.teams().world() : context_of(ctx, call)->team;
+    *team = t == &rt.teams().world()    ? SHMEM_TEAM_WORLD
+            : t == &rt.teams().shared() ? SHMEM_TEAM_SHARED
+                                        : reinterpret_cast<shmem_team_t>(t);
+    return 0;
+}
+
+void shmem_ctx_session_start(shmem_ctx_t ctx) noexcept {
+    if (ctx != SHMEM_CTX_DEFAULT && ctx != SHMEM_CTX_INVALID) context_of(ctx, "shmem_ctx_session_start");
+}
+void shmem_ctx_session_stop(shmem_ctx_t ctx) noexcept {
+    if (ctx != SHMEM_CTX_DEFAULT && ctx != SHMEM_CTX_INVALID) context_of(ctx, "shmem_ctx_session_stop");
+}
+
+void shmem_ctx_fence(shmem_ctx_t ctx) noexcept {
+    if (ctx != SHMEM_CTX_DEFAULT) context_of(ctx, "shmem_ctx_fence");
+    shmem_fence();
+}
+void shmem_ctx_quiet(shmem_ctx_t ctx) noexcept { complete(ctx, "shmem_ctx_quiet"); }
+
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int* target_pes, size_t npes) noexcept {
+    constexpr const char* call = "shmem_ctx_pe_quiet";
+    if (npes && !target_pes) fatal(call, "target_pes is NULL with npes {}", npes);
+    for (size_t i = 0; i < npes; ++i) api::ctx_pe(ctx, target_pes[i], call); // each must be in the team
+    complete(ctx, call);
+}
+
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t* sig_addr, uint64_t signal, int pe) noexcept {
+    shmem_signal_add(sig_addr, signal, api::ctx_pe(ctx, pe, "shmem_ctx_signal_add"));
+}
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t* sig_addr, uint64_t signal, int pe) noexcept {
+    shmem_signal_set(sig_addr, signal, api::ctx_pe(ctx, pe, "shmem_ctx_signal_set"));
+}
+
+} // extern "C"
