@@ -257,6 +257,11 @@ void shmem_pe_quiet(const int *target_pes, size_t npes) VKSHMEM_NOEXCEPT;
  * shmem_int_wait, ...) are in vkshmem/shmem_typed.h, section DEPRECATED. */
 /* DEPRECATED: shmem_init (the argument is ignored). */
 void start_pes(int npes) VKSHMEM_NOEXCEPT;
+/* DEPRECATED (OpenSHMEM 1.0/1.1): shmem_malloc, shmem_free, shmem_realloc, shmem_align. */
+void *shmalloc(size_t size) VKSHMEM_NOEXCEPT;
+void shfree(void *ptr) VKSHMEM_NOEXCEPT;
+void *shrealloc(void *ptr, size_t size) VKSHMEM_NOEXCEPT;
+void *shmemalign(size_t alignment, size_t size) VKSHMEM_NOEXCEPT;
 /* DEPRECATED: shmem_my_pe, shmem_n_pes. */
 int _my_pe(void) VKSHMEM_NOEXCEPT;
 int _num_pes(void) VKSHMEM_NOEXCEPT;

@@ -8,6 +8,10 @@
 extern "C" {
 
 void start_pes(int) noexcept { shmem_init(); } // the PE count was always ignored
+void* shmalloc(size_t size) noexcept { return shmem_malloc(size); }
+void shfree(void* ptr) noexcept { shmem_free(ptr); }
+void* shrealloc(void* ptr, size_t size) noexcept { return shmem_realloc(ptr, size); }
+void* shmemalign(size_t alignment, size_t size) noexcept { return shmem_align(alignment, size); }
 int _my_pe(void) noexcept { return shmem_my_pe(); }
 int _num_pes(void) noexcept { return shmem_n_pes(); }
 

@@ -2,10 +2,11 @@
  * shmem_init, _my_pe/_num_pes, the pre-1.4 atomics shmem_TYPENAME_{fadd,finc,cswap,swap,add,inc,
  * fetch,set} over OpenSHMEM 1.3's type lists and their generic forms, shmem_TYPENAME_wait and
  * shmem_wait, and the cache routines (no-ops). Also the C11 generic macros of put with signal and
- * ibput/ibget. Every result is checked; a failure ends the job with shmem_global_exit(1). Prints
+ * ibput/ibget, and shmalloc/shrealloc/shmemalign/shfree. Every result is checked; a failure ends the job with shmem_global_exit(1). Prints
  * "deprecated: N PEs OK" from PE 0. */
 #include <shmem.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,23 @@ int main(void) {
     CHECK(me == shmem_my_pe() && npes == shmem_n_pes());
     right = (me + 1) % npes;
     left = (me + npes - 1) % npes;
+
+    /* The allocation names of OpenSHMEM 1.0/1.1. */
+    long *old = shmalloc(4 * sizeof(long));
+    CHECK(old != NULL);
+    old[3] = me;
+    old = shrealloc(old, 64 * sizeof(long));
+    CHECK(old != NULL && old[3] == me);
+    double *aligned = shmemalign(256, sizeof(double));
+    CHECK(aligned != NULL && ((uintptr_t)aligned % 256) == 0);
+    *aligned = me + 0.5;
+    shmem_barrier_all();
+    CHECK(shmem_double_g(aligned, right) == right + 0.5);
+    shmem_long_p(old + 10, me, right);
+    shmem_barrier_all();
+    CHECK(old[10] == left);
+    shfree(aligned);
+    shfree(old);
 
     /* No-ops on cache-coherent systems: they must simply return. */
     static long line;
