@@ -205,6 +205,8 @@ int shmem_team_sync(shmem_team_t team) VKSHMEM_NOEXCEPT;
 #define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
 /* quiet, then wait for every PE of the active set. */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync) VKSHMEM_NOEXCEPT;
+/* Wait for every PE of the active set, without completing this PE's operations. */
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync) VKSHMEM_NOEXCEPT;
 
 /* ---- Contexts (not collective) ------------------------------------------------------ */
 /* A context on SHMEM_TEAM_WORLD (ctx_create) or on `team`. Returns 0, or

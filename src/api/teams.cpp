@@ -179,6 +179,10 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long* pSync) noe
     coll::barrier(api::detail::active_set(PE_start, logPE_stride, PE_size, pSync, "shmem_barrier"), "shmem_barrier");
 }
 
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long* pSync) noexcept {
+    coll::sync(api::detail::active_set(PE_start, logPE_stride, PE_size, pSync, "shmem_sync"), "shmem_sync");
+}
+
 void shmem_barrier_all(void) noexcept { require_runtime("shmem_barrier_all").barrier_all(); }
 
 void shmem_sync_all(void) noexcept { coll::sync(require_runtime("shmem_sync_all").teams().world(), "shmem_sync_all"); }

@@ -1,4 +1,5 @@
 /* The deprecated active-set collectives (OpenSHMEM 1.4 names, still in 1.6 programs): shmem_barrier,
+ * shmem_sync,
  * shmem_broadcast32/64, collect32/64, fcollect32/64, alltoall32/64, alltoalls32/64 and the
  * shmem_TYPENAME_OP_to_all reductions, over the whole job and over the odd PEs (PE_start 1,
  * logPE_stride 1), with the same pSync arrays reused back to back. Checks every result exactly,
@@ -46,6 +47,12 @@ static void on_set(int start, int log, int size, int idx, uint64_t *src, uint64_
     shmem_uint64_p(dst, value(1, me, round), start + ((idx + 1) % size) * stride);
     shmem_barrier(start, log, size, pSync);
     if (dst[0] != value(1, start + ((idx + size - 1) % size) * stride, round)) fail("shmem_barrier", round);
+    /* sync: the same with the put completed by hand. */
+    shmem_uint64_p(dst + 1, value(11, me, round), start + ((idx + 1) % size) * stride);
+    shmem_quiet();
+    shmem_sync(start, log, size, pSync);
+    if (dst[1] != value(11, start + ((idx + size - 1) % size) * stride, round)) fail("shmem_sync", round);
+    shmem_sync(start, log, size, pSync); /* nobody overwrites dst before all have read it */
 
     for (int root = 0; root < size; ++root) {
         for (int i = 0; i < N_ELEMS; ++i) src[i] = value(2 + (uint64_t)root, me, i), dst[i] = POISON;
