@@ -9,6 +9,8 @@
 #include "coll/coll.hpp"
 #include "coll/ops.hpp"
 
+#include <cstring>
+
 namespace vkshmem::coll {
 using namespace detail;
 
@@ -50,15 +52,24 @@ void fcollect(Team& t, void* dest, const void* source, std::size_t bytes, const 
 
 void collect(Team& t, void* dest, const void* source, std::size_t bytes, const char* call) {
     Exchange counted{t};
-    // Every member's size into its word of every member, then the offsets.
-    std::uint64_t* words = Team::words(); // indexed by world PE
-    const auto mine = static_cast<std::uint64_t>(bytes);
-    each_from_right(t, [&](int i) { api::p<std::uint64_t>(words + g_state.my_pe, mine, t.world(i), call); });
+    // Each member leaves its size in its scratch word and says so to all;
+    // each then reads the sizes of the members before it. A member rewrites
+    // its word only in a later call, after every member has finished this one.
+    std::uint64_t* size_word = t.flag(kScratchIn);
+    std::atomic_ref<std::uint64_t>(*size_word).store(bytes, std::memory_order_relaxed);
     exchange_done(t, kSizes, call);
     std::size_t off = 0;
-    for (int i = 0; i < t.me; ++i) off += static_cast<std::size_t>(words[t.world(i)]);
+    std::vector<byte> buf;
+    for (int i = 0; i < t.me; ++i) {
+        std::uint64_t theirs;
+        std::memcpy(&theirs, view(size_word, sizeof theirs, t.world(i), buf, call), sizeof theirs);
+        off += static_cast<std::size_t>(theirs);
+    }
     each_from_right(t, [&](int i) { put(t, i, at(dest, off), source, bytes, call); });
     exchange_done(t, kExchange, call);
+    // Every member has read it now (each signalled after reading): back to
+    // SHMEM_SYNC_VALUE, as a pSync must be.
+    std::atomic_ref<std::uint64_t>(*size_word).store(0, std::memory_order_relaxed);
 }
 
 void alltoall(Team& t, void* dest, const void* source, std::size_t bytes, const char* call) {

@@ -17,10 +17,6 @@ std::uint64_t* Team::flag(int f) const {
     return reinterpret_cast<std::uint64_t*>(at);
 }
 
-std::uint64_t* Team::words() {
-    return reinterpret_cast<std::uint64_t*>(g_state.space[kHostHeap].lo + kTeamWordsAt);
-}
-
 namespace {
 void and_u64(void* acc, const void* in, std::size_t n) {
     auto* a = static_cast<std::uint64_t*>(acc);

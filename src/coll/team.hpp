@@ -30,8 +30,8 @@ enum Flag : int {
     kDown = 66,       // [32] binomial broadcast: parent me - 2^k delivered the data
     kData = 98,       // linear broadcast and reduction: the root delivered the result
     kExchange = 99,   // [2] fcollect, collect, alltoall: one count per PE that delivered its blocks
-    kSizes = 101,     // [2] collect: one count per PE that wrote its size into this PE's word
-    kScratchIn = 103, // one word each: the operands of the runtime's own reductions (team split)
+    kSizes = 101,     // [2] collect: one count per PE whose size is in its kScratchIn word
+    kScratchIn = 103, // one word each: the operands of the runtime's own reductions (team split), collect's size
     kScratchOut = 104,
     kGather = 105,    // linear reduction: one count per PE whose source is ready, at team PE 0
     kFlagCount = 106
@@ -60,10 +60,6 @@ struct Team {
     int world(int index) const { return pes[static_cast<std::size_t>(index)]; }
     // The symmetric address of flag f (this PE's copy; a peer's copy is the same address on that PE).
     std::uint64_t* flag(int f) const;
-    // One word per PE of the job (collect's sizes). Only PE p writes word p
-    // of a peer, and only in a collective that peer takes part in, after its
-    // opening sync: one array serves every team.
-    static std::uint64_t* words();
 };
 
 // pSync arrays hold at least this many longs (SHMEM_*_SYNC_SIZE in shmem.h).

@@ -66,17 +66,13 @@ constexpr std::size_t kAmStagingAt = 64 * 1024;
 constexpr std::size_t kAmStagingBytes = 512 * 1024;
 static_assert(sizeof(InternalArea) <= kAmStagingAt);
 
-// After the staging areas, the flags of each team slot (src/coll/team.hpp),
-// then one word per PE of the job that every team's collect shares. Slot 0 is
-// SHMEM_TEAM_WORLD's, 1 SHMEM_TEAM_SHARED's.
+// After the staging areas, the flags of each team slot (src/coll/team.hpp).
+// Slot 0 is SHMEM_TEAM_WORLD's, 1 SHMEM_TEAM_SHARED's.
 constexpr std::size_t kTeamAreaAt = kAmStagingAt + kAmChannels * kAmStagingBytes;
 constexpr int kMaxTeams = 64;
 constexpr std::size_t kTeamFlagBytes = 128 * 64;
-constexpr std::size_t kTeamWordsAt = kTeamAreaAt + kMaxTeams * kTeamFlagBytes;
 // The runtime's part of the host heap, below what shmem_malloc hands out.
-constexpr std::size_t internal_reserve(int n_pes) {
-    return kTeamWordsAt + (static_cast<std::size_t>(n_pes) * 8 + 63) / 64 * 64;
-}
+constexpr std::size_t kInternalReserve = kTeamAreaAt + kMaxTeams * kTeamFlagBytes;
 
 // The host heap's base is aligned to min(this, its size rounded up to a power
 // of two): the largest alignment shmem_align can honour.

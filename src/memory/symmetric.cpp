@@ -92,7 +92,7 @@ Result<std::unique_ptr<SymmetricMemory>> SymmetricMemory::create(const Config& c
 Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
     (void)boot;
     // Host heap: memfd, imported into Vulkan so shaders reach it by address.
-    std::size_t host_size = round_page(std::max<std::uint64_t>(cfg.SHMEM_SYMMETRIC_SIZE, 0) + internal_reserve(g_state.n_pes));
+    std::size_t host_size = round_page(std::max<std::uint64_t>(cfg.SHMEM_SYMMETRIC_SIZE, 0) + kInternalReserve);
     // The base is aligned as far as shmem_align may ask (every PE alike, so
     // aligned offsets are aligned addresses everywhere).
     std::size_t base_align = std::min<std::size_t>(kMaxHeapAlign, std::bit_ceil(host_size));
@@ -111,7 +111,7 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
     g_state.space[kHostHeap].size = host_size;
     alloc_[kHostHeap] = SymmetricAllocator(host_size, base_align);
     // The runtime's own area comes first, so offsets count from the base.
-    if (alloc_[kHostHeap].allocate(internal_reserve(g_state.n_pes)) != std::optional<std::size_t>(0))
+    if (alloc_[kHostHeap].allocate(kInternalReserve) != std::optional<std::size_t>(0))
         return make_error("the host heap is too small for the runtime's internal area");
 
     // Device heap.
@@ -358,7 +358,7 @@ std::optional<std::pair<Space, std::size_t>> locate(const void* p) {
     int s = space_of(p);
     if (s != kHostHeap && s != kDeviceHeap) return std::nullopt;
     std::size_t off = reinterpret_cast<std::uintptr_t>(p) - g_state.space[s].lo;
-    if (s == kHostHeap && off < internal_reserve(g_state.n_pes)) return std::nullopt; // the runtime's, not the user's
+    if (s == kHostHeap && off < kInternalReserve) return std::nullopt; // the runtime's, not the user's
     return std::make_pair(static_cast<Space>(s), off);
 }
 } // namespace
