@@ -81,7 +81,8 @@ ofi) export VKSHMEM_NETWORK=ofi VKSHMEM_OFI_PROVIDER=tcp FI_TCP_IFACE=eth0; over
 esac
 
 failed=0
-for prog in spmd_setup spmd_memory spmd_rma spmd_amo spmd_sync spmd_static_data; do
+for prog in spmd_setup spmd_memory spmd_rma spmd_amo spmd_sync spmd_static_data spmd_signal spmd_teams spmd_coll \
+    spmd_ctx spmd_active_set; do
     start=$(ms)
     if launch "$bin/$prog" > "$work/$prog.log" 2>&1; then
         echo "multinode: $prog, 6 PEs on 3 hosts over $over: passed in $(($(ms) - start)) ms"
