@@ -36,6 +36,9 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 export UCX_TLS=${UCX_TLS:-tcp}
+# vkshmem's UCX transport sets TCP segments of 64 KiB unless these are set; the raw side gets the
+# same, so both run the same UCX configuration.
+export UCX_TCP_TX_SEG_SIZE=${UCX_TCP_TX_SEG_SIZE:-64k} UCX_TCP_RX_SEG_SIZE=${UCX_TCP_RX_SEG_SIZE:-64k}
 export OFI_PROVIDER=${OFI_PROVIDER:-tcp}
 if [[ $transport == ofi ]]; then
     export VKSHMEM_NETWORK=ofi VKSHMEM_OFI_PROVIDER=$OFI_PROVIDER
@@ -43,7 +46,7 @@ if [[ $transport == ofi ]]; then
     raw_name="raw libfabric"
 else
     export VKSHMEM_NETWORK=ucx
-    setting="UCX_TLS=$UCX_TLS"
+    setting="UCX_TLS=$UCX_TLS UCX_TCP_TX_SEG_SIZE=$UCX_TCP_TX_SEG_SIZE UCX_TCP_RX_SEG_SIZE=$UCX_TCP_RX_SEG_SIZE"
     raw_name="raw UCX"
 fi
 [[ $transport == ofi ]] || command -v ucx_perftest >/dev/null || { echo "bench/network.sh: ucx_perftest missing (scripts/setup.sh installs ucx-utils)" >&2; exit 1; }
