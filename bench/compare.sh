@@ -23,21 +23,22 @@ oshmem_cc=/usr/bin/oshcc
 oshmem_run=/usr/bin/oshrun
 program=vkshmem-perf
 np=2
+record_name=host-heap
 
 usage() {
     cat <<'EOF'
 Usage: bench/compare.sh [options] [-- benchmark options]
 
-Runs vkshmem-perf (or --program) at 2 PEs (or --np) under vkshmem (build/bin/oshrun) and under Open MPI's
+Runs vkshmem-perf at 2 PEs (or --np) under vkshmem (build/bin/oshrun) and under Open MPI's
 OSHMEM (/usr/bin/oshrun), alternating the two for N rounds, and prints the
 median of every row plus a ratio where < 1 always means vkshmem is better:
   times (us):       ratio = vkshmem / OSHMEM
   bandwidth (MB/s): ratio = OSHMEM / vkshmem
 
 Options:
-  --program P         vkshmem-perf (point to point, default) or vkshmem-coll-perf
-                      (collectives: barrier, bcast, reduce, fcollect, alltoall)
-  --np N              PEs, default 2
+  --np N              PEs, default 2 (the point-to-point tests use PEs 0 and 1;
+                      the collective ones all PEs: --np 4 -- --test bcast ...)
+  --name SUFFIX       the --record file is <date>-<host>-SUFFIX.md (default host-heap)
   --rounds N          rounds of (vkshmem, OSHMEM) runs, default 3
   --record            also write bench/results/<date>-<host>-host-heap.md
                       (machine, commands, table, raw CSVs)
@@ -61,7 +62,7 @@ while (($#)); do
         --rounds) (($# >= 2)) || die "--rounds needs a value"; rounds=$2; shift 2 ;;
         --rounds=*) rounds=${1#*=}; shift ;;
         --record) record=1; shift ;;
-        --program) (($# >= 2)) || die "--program needs a value"; program=$2; shift 2 ;;
+        --name) (($# >= 2)) || die "--name needs a value"; record_name=$2; shift 2 ;;
         --np) (($# >= 2)) || die "--np needs a value"; np=$2; shift 2 ;;
         --keep) keep=1; shift ;;
         --build-dir) (($# >= 2)) || die "--build-dir needs a value"; build_dir=$2; shift 2 ;;
@@ -78,7 +79,6 @@ while (($#)); do
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer"
 [[ "$np" =~ ^[1-9][0-9]*$ ]] || die "--np must be a positive integer"
-[[ "$program" == vkshmem-perf || "$program" == vkshmem-coll-perf ]] || die "--program: vkshmem-perf or vkshmem-coll-perf"
 [[ "$run_timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer"
 [[ "$build_dir" == /* ]] || build_dir="$PWD/$build_dir"
 
@@ -280,7 +280,7 @@ awk -F, -v ours_file="$tmp/vkshmem-median.csv" '
         }
     }' "$tmp/oshmem-median.csv" >"$tmp/table.md"
 
-if [[ $program == vkshmem-perf ]]; then what="$np PEs (PE 0 -> PE 1)"; else what="$np PEs, collectives over all of them, time per call on PE 0"; fi
+what="$np PEs (point to point: PE 0 -> PE 1; collectives: all PEs, time per call on PE 0)"
 legend="Median of $rounds round(s) per row, $what, symmetric buffers from shmem_malloc (host heap).
 ratio < 1 means vkshmem is better: times (us) are vkshmem / OSHMEM, bandwidths (MB/s) are OSHMEM / vkshmem."
 
@@ -301,11 +301,9 @@ echo "OSHMEM half:  $oshmem_status"
 # ---- Record -----------------------------------------------------------------------------------
 if ((record)); then
     mkdir -p "$repo/bench/results"
-    suffix=host-heap
-    [[ $program == vkshmem-perf ]] || suffix=collectives-${np}pe
-    record_file="$repo/bench/results/$(date +%Y-%m-%d)-$host-$suffix.md"
+    record_file="$repo/bench/results/$(date +%Y-%m-%d)-$host-$record_name.md"
     {
-        echo "# vkshmem vs Open MPI OSHMEM — $program, host heap, $np PEs"
+        echo "# vkshmem vs Open MPI OSHMEM — host heap, $np PEs"
         echo
         echo "- Date: $(date '+%Y-%m-%d %H:%M:%S %Z')"
         echo "- Machine: $machine_line"

@@ -5,8 +5,9 @@
  * source builds with vkshmem's oshcc and with any other OpenSHMEM (for
  * example Open MPI's OSHMEM) for side-by-side runs (bench/compare.sh).
  *
- * Run it on 2 PEs: PE 0 measures, PE 1 is the target (other PEs, if any, only
- * take part in barriers). On 1 PE, PE 0 targets itself.
+ * Run it on 2 PEs for the point-to-point tests: PE 0 measures, PE 1 is the
+ * target (other PEs, if any, only take part in barriers). On 1 PE, PE 0 targets
+ * itself. The collective tests run over all PEs (bench/compare.sh --np 4).
  *
  *   put      latency of shmem_putmem + shmem_quiet, per iteration (us)
  *   get      latency of a blocking shmem_getmem (us)
@@ -14,6 +15,11 @@
  *            1 MB = 1e6 bytes); the same remote buffer is rewritten each time
  *   amo      latency of shmem_long_atomic_fetch_add (us)
  *   barrier  latency of shmem_barrier_all, all PEs looping (us)
+ *   bcast, reduce, fcollect, alltoall
+ *            time per call of shmem_broadcast64 (from PE 0), shmem_long_sum_to_all,
+ *            shmem_fcollect64 and shmem_alltoall64 over all PEs, SIZE bytes per PE
+ *            (8 B .. 32 KiB, powers of 8), every PE looping, two pSync arrays in turn
+ *            (the OpenSHMEM 1.4 active-set routines: every implementation has them)
  *
  * Each measurement warms up (doubling batches until 10 ms have passed), then
  * runs min(cap(size), TARGET_SECONDS / estimated time) iterations, where
@@ -43,7 +49,12 @@
 #define TEST_BW 4u
 #define TEST_AMO 8u
 #define TEST_BARRIER 16u
-#define TEST_ALL (TEST_PUT | TEST_GET | TEST_BW | TEST_AMO | TEST_BARRIER)
+#define TEST_BCAST 32u
+#define TEST_REDUCE 64u
+#define TEST_FCOLLECT 128u
+#define TEST_ALLTOALL 256u
+#define TEST_COLL (TEST_BCAST | TEST_REDUCE | TEST_FCOLLECT | TEST_ALLTOALL)
+#define TEST_ALL (TEST_PUT | TEST_GET | TEST_BW | TEST_AMO | TEST_BARRIER | TEST_COLL)
 
 #define MIN_SIZE ((size_t)8)
 #define DEFAULT_MAX_SIZE ((size_t)4 << 20)
@@ -52,6 +63,7 @@
 #define WARMUP_SECONDS 0.01
 #define SMALL_CAP 1000000.0  /* iterations for sizes up to 4 KiB */
 #define BYTES_CAP 4294967296.0
+#define COLL_MAX_SIZE ((size_t)32 << 10) /* largest per-PE size of the collective tests */
 
 struct options {
     unsigned tests;
@@ -66,7 +78,13 @@ static char *g_dst;          /* put destination (remote, symmetric) */
 static char *g_gdst;         /* get destination: private memory of PE 0 */
 static char *g_gsrc;         /* get source (remote, symmetric), filled once by its owner */
 static long *g_counter;      /* fetch-add target (remote) */
-static long *g_plan;         /* barrier iteration count, written by PE 0 */
+static long *g_plan;         /* collective iteration count, written by PE 0 */
+static uint64_t *g_csrc, *g_cdst; /* collective source and destination (symmetric, host heap) */
+static long *g_cwrk;         /* reduction work array (symmetric) */
+static unsigned g_coll;      /* the collective test running (TEST_BCAST ...) */
+static int g_npes;
+#define PSYNC_LONGS 256      /* at least every SHMEM_*_SYNC_SIZE of the implementations we know */
+static long g_psync[2][PSYNC_LONGS];
 static size_t g_size;
 static int g_target;
 static long g_amo_calls;     /* fetch-adds issued so far (PE 0) */
@@ -122,6 +140,27 @@ static void kernel_barrier(long n)
 {
     for (long i = 0; i < n; i++)
         shmem_barrier_all();
+}
+
+/* One collective call (g_coll, g_size bytes per PE); k picks the pSync array. */
+static void coll_once(long k)
+{
+    const size_t words = g_size / 8;
+    long *ps = g_psync[k & 1];
+    switch (g_coll) {
+    case TEST_BCAST: shmem_broadcast64(g_cdst, g_csrc, words, 0, 0, 0, g_npes, ps); break;
+    case TEST_REDUCE:
+        shmem_long_sum_to_all((long *)g_cdst, (const long *)g_csrc, (int)words, 0, 0, g_npes, g_cwrk, ps);
+        break;
+    case TEST_FCOLLECT: shmem_fcollect64(g_cdst, g_csrc, words, 0, 0, g_npes, ps); break;
+    default: shmem_alltoall64(g_cdst, g_csrc, words, 0, 0, g_npes, ps); break;
+    }
+}
+
+static void kernel_coll(long n)
+{
+    for (long i = 0; i < n; i++)
+        coll_once(i);
 }
 
 /* ---- Timing ------------------------------------------------------------------- */
@@ -310,27 +349,95 @@ static void test_amo(void)
     }
 }
 
-/* Collective: every PE loops over barriers; PE 0 times them. */
-static void test_barrier(int me, int npes)
+/* Collective: every PE runs kernel k the same number of times (PE 0 plans it
+ * from a warm-up); PE 0 reports the time per call. */
+static void all_pes_row(kernel_fn k, const char *test, size_t size)
 {
-    section("barrier_all latency (all PEs)", "us/op", "iters");
     const long warm = 100;
+    shmem_barrier_all();
     double t0 = now_seconds();
-    kernel_barrier(warm);
+    k(warm);
     double est = (now_seconds() - t0) / (double)warm;
-    if (me == 0) {
+    shmem_barrier_all();
+    if (g_me == 0) {
         long n = plan_iterations(est, SMALL_CAP / 10.0);
-        for (int pe = 0; pe < npes; pe++)
+        for (int pe = 0; pe < g_npes; pe++)
             shmem_long_p(g_plan, n, pe);
         shmem_quiet();
     }
     shmem_barrier_all();
     long n = *(volatile long *)g_plan;
     t0 = now_seconds();
-    kernel_barrier(n);
+    k(n);
     double t = (now_seconds() - t0) / (double)n;
-    if (me == 0)
-        report("barrier_lat", 0, t * 1e6, "us", n);
+    shmem_barrier_all();
+    if (g_me == 0)
+        report(test, size, t * 1e6, "us", n);
+}
+
+static void test_barrier(void)
+{
+    section("barrier_all latency (all PEs)", "us/op", "iters");
+    all_pes_row(kernel_barrier, "barrier_lat", 0);
+}
+
+static uint64_t coll_word(int pe, size_t i, unsigned salt)
+{
+    uint64_t x = ((uint64_t)pe << 40) ^ ((uint64_t)salt << 20) ^ (uint64_t)i;
+    x *= 0x9e3779b97f4a7c15ull;
+    return x ^ (x >> 31);
+}
+
+/* One call with fresh data, checked on every PE. */
+static void coll_check(const char *what, unsigned salt)
+{
+    const size_t words = g_size / 8, n = (size_t)g_npes;
+    const size_t src_words = g_coll == TEST_ALLTOALL ? words * n : words;
+    for (size_t i = 0; i < src_words; i++)
+        g_csrc[i] = coll_word(g_me, i, salt);
+    for (size_t i = 0; i < words * n; i++)
+        g_cdst[i] = 0;
+    shmem_barrier_all();
+    coll_once(0);
+    shmem_barrier_all();
+    for (size_t i = 0; i < words * n; i++) {
+        const size_t pe = i / words, j = i % words;
+        uint64_t want;
+        if (g_coll == TEST_BCAST) { /* the 1.4 broadcast leaves the root's dest alone */
+            if (i >= words || g_me == 0)
+                continue;
+            want = coll_word(0, i, salt);
+        } else if (g_coll == TEST_REDUCE) {
+            if (i >= words)
+                continue;
+            want = 0;
+            for (int p = 0; p < g_npes; p++)
+                want += coll_word(p, i, salt);
+        } else if (g_coll == TEST_FCOLLECT) {
+            want = coll_word((int)pe, j, salt);
+        } else {
+            want = coll_word((int)pe, (size_t)g_me * words + j, salt);
+        }
+        if (g_cdst[i] != want) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "PE %d: word %zu of the result is wrong", g_me, i);
+            fail(what, g_size, msg);
+            return;
+        }
+    }
+}
+
+static void test_coll(unsigned test, const char *name, const char *title)
+{
+    char csv[32];
+    snprintf(csv, sizeof csv, "%s_lat", name);
+    section(title, "us/op", "iters");
+    for (size_t size = MIN_SIZE; size <= COLL_MAX_SIZE && size <= g_opt->max_size; size *= 8) {
+        g_coll = test;
+        g_size = size;
+        all_pes_row(kernel_coll, csv, size);
+        coll_check(name, (unsigned)(test * 131u + size));
+    }
 }
 
 static int g_device_heap; /* --device-heap */
@@ -345,7 +452,8 @@ static void usage(FILE *f)
             "PE 0 measures, PE 1 is the target (on 1 PE, PE 0 targets itself).\n"
             "\n"
             "Options:\n"
-            "  --test T          put | get | bw | amo | barrier; repeatable (default: all)\n"
+            "  --test T          put | get | bw | amo | barrier | bcast | reduce | fcollect |\n"
+            "                    alltoall | all; repeatable (default: all)\n"
             "  --max-size BYTES  largest transfer, suffixes K, M, G (default 4M); sizes are\n"
             "                    the powers of 2 from 8 bytes\n"
             "  --iters-scale F   multiply iteration counts and time budgets by F (default 1)\n"
@@ -356,7 +464,8 @@ static void usage(FILE *f)
             "\n"
             "CSV tests: put_lat, get_lat (us per operation; put includes shmem_quiet),\n"
             "put_bw (MB/s, 1 MB = 1e6 bytes, %d puts per quiet), amo_fadd_lat (us),\n"
-            "barrier_lat (us, size 0).\n",
+            "barrier_lat (us, size 0), bcast_lat, reduce_lat, fcollect_lat, alltoall_lat\n"
+            "(us per call over all PEs, size in bytes per PE).\n",
             WINDOW);
 }
 
@@ -436,9 +545,13 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
             else if (strcmp(val, "bw") == 0) o->tests |= TEST_BW;
             else if (strcmp(val, "amo") == 0) o->tests |= TEST_AMO;
             else if (strcmp(val, "barrier") == 0) o->tests |= TEST_BARRIER;
+            else if (strcmp(val, "bcast") == 0) o->tests |= TEST_BCAST;
+            else if (strcmp(val, "reduce") == 0) o->tests |= TEST_REDUCE;
+            else if (strcmp(val, "fcollect") == 0) o->tests |= TEST_FCOLLECT;
+            else if (strcmp(val, "alltoall") == 0) o->tests |= TEST_ALLTOALL;
             else if (strcmp(val, "all") == 0) o->tests |= TEST_ALL;
             else {
-                snprintf(err, errlen, "unknown test '%s' (put, get, bw, amo, barrier)", val);
+                snprintf(err, errlen, "unknown test '%s' (put, get, bw, amo, barrier, bcast, reduce, fcollect, alltoall, all)", val);
                 return -1;
             }
         } else if (strcmp(name, "--max-size") == 0) {
@@ -498,6 +611,7 @@ int main(int argc, char **argv)
     int me = shmem_my_pe();
     int npes = shmem_n_pes();
     g_me = me;
+    g_npes = npes;
     if (parsed < 0) {
         if (me == 0)
             fprintf(stderr, "vkshmem-perf: %s\n", err);
@@ -516,6 +630,17 @@ int main(int argc, char **argv)
     g_gsrc = symmetric_alloc(top, me, "get source");
     g_counter = symmetric_alloc(sizeof(long), me, "fetch-add counter");
     g_plan = shmem_malloc(sizeof(long)); /* control word: always the host heap */
+    const size_t coll_bytes = COLL_MAX_SIZE * (size_t)npes;
+    g_csrc = shmem_malloc(coll_bytes);
+    g_cdst = shmem_malloc(coll_bytes);
+    g_cwrk = shmem_malloc(COLL_MAX_SIZE / 2 + 64); /* nreduce / 2 + 1 longs and more */
+    if (g_csrc == NULL || g_cdst == NULL || g_cwrk == NULL) {
+        fprintf(stderr, "vkshmem-perf: shmem_malloc for the collective buffers failed\n");
+        shmem_global_exit(2);
+    }
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < PSYNC_LONGS; i++)
+            g_psync[k][i] = SHMEM_SYNC_VALUE;
     g_src = malloc(top);
     g_gdst = malloc(top);
     if (g_plan == NULL || g_src == NULL || g_gdst == NULL) {
@@ -578,11 +703,24 @@ int main(int argc, char **argv)
         shmem_barrier_all();
     }
     if (opt.tests & TEST_BARRIER) {
-        test_barrier(me, npes);
+        test_barrier();
         shmem_barrier_all();
     }
 
+    if (opt.tests & TEST_BCAST)
+        test_coll(TEST_BCAST, "bcast", "broadcast (shmem_broadcast64 from PE 0, all PEs), bytes per PE");
+    if (opt.tests & TEST_REDUCE)
+        test_coll(TEST_REDUCE, "reduce", "reduction (shmem_long_sum_to_all, all PEs), bytes per PE");
+    if (opt.tests & TEST_FCOLLECT)
+        test_coll(TEST_FCOLLECT, "fcollect", "fcollect (shmem_fcollect64, all PEs), bytes per PE");
+    if (opt.tests & TEST_ALLTOALL)
+        test_coll(TEST_ALLTOALL, "alltoall", "alltoall (shmem_alltoall64, all PEs), bytes per PE");
+    shmem_barrier_all();
+
     free(check);
+    shmem_free(g_cwrk);
+    shmem_free(g_cdst);
+    shmem_free(g_csrc);
     shmem_free(g_plan);
     shmem_free(g_counter);
     shmem_free(g_gsrc);
