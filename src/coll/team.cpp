@@ -106,14 +106,14 @@ bool Teams::live_context(const Context* c) {
 
 Team* Teams::active_set(int start, int log_stride, int size, long* psync) {
     std::lock_guard lk(mu_);
-    if (!active_ || active_key_[0] != start || active_key_[1] != log_stride || active_key_[2] != size) {
+    std::unique_ptr<Team>& t = active_sets_[{start, log_stride, size, psync}];
+    if (!t) {
         std::vector<int> pes(static_cast<std::size_t>(size));
         for (int i = 0; i < size; ++i) pes[static_cast<std::size_t>(i)] = start + (i << log_stride);
-        active_ = make(std::move(pes), -1);
-        active_key_[0] = start, active_key_[1] = log_stride, active_key_[2] = size;
+        t = make(std::move(pes), -1);
+        t->psync = psync;
     }
-    active_->psync = psync;
-    return active_->me < 0 ? nullptr : active_.get();
+    return t->me < 0 ? nullptr : t.get();
 }
 
 bool Teams::live(const Team* t) {

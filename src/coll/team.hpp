@@ -15,8 +15,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 namespace vkshmem::coll {
@@ -108,8 +110,9 @@ public:
     // Whether `t` is a live team of this PE (VKSHMEM_ERROR_CHECKS).
     bool live(const Team* t);
     // The active set PE_start, PE_start + 2^log_stride, ... (size of them)
-    // with its flags in pSync; null when this PE is not in it. Kept until the
-    // next call with another set.
+    // with its flags in pSync; null when this PE is not in it. One object per
+    // (set, pSync), kept until finalize: threads may run collectives on other
+    // sets (with other pSync arrays) at the same time.
     Team* active_set(int start, int log_stride, int size, long* psync);
 
 private:
@@ -119,8 +122,7 @@ private:
     std::unique_ptr<Team> world_, shared_;
     std::vector<std::unique_ptr<Team>> user_;
     std::vector<std::unique_ptr<Context>> contexts_;
-    std::unique_ptr<Team> active_;
-    int active_key_[3] = {-1, -1, -1};
+    std::map<std::tuple<int, int, int, long*>, std::unique_ptr<Team>> active_sets_;
     std::uint64_t used_slots_ = 0; // slots of teams this PE belongs to
     std::mutex mu_;
 };
