@@ -10,7 +10,5 @@ namespace vkshmem::api {
 // The team behind a handle; null for SHMEM_TEAM_INVALID. With
 // VKSHMEM_ERROR_CHECKS, a handle that is no live team ends the job.
 coll::Team* team_of(vkshmem_team* handle, const char* call);
-// As team_of, but SHMEM_TEAM_INVALID ends the job too (collectives that have no return value to report it).
-coll::Team& valid_team(vkshmem_team* handle, const char* call);
 
 } // namespace vkshmem::api

@@ -9,6 +9,12 @@
 
 using namespace vkshmem;
 
+// An active set's flags live in its pSync array, whose size the header promises.
+static_assert(coll::kFlagCount <= SHMEM_BARRIER_SYNC_SIZE && coll::kFlagCount <= SHMEM_BCAST_SYNC_SIZE &&
+              coll::kFlagCount <= SHMEM_REDUCE_SYNC_SIZE && coll::kFlagCount <= SHMEM_COLLECT_SYNC_SIZE &&
+              coll::kFlagCount <= SHMEM_ALLTOALL_SYNC_SIZE && coll::kFlagCount <= SHMEM_ALLTOALLS_SYNC_SIZE &&
+              coll::kFlagCount <= SHMEM_SYNC_SIZE);
+
 namespace vkshmem::api {
 
 coll::Team* team_of(shmem_team_t h, const char* call) {
@@ -23,20 +29,14 @@ coll::Team* team_of(shmem_team_t h, const char* call) {
     return t;
 }
 
-coll::Team& valid_team(shmem_team_t h, const char* call) {
-    coll::Team* t = team_of(h, call);
-    if (!t) fatal(call, "the team is SHMEM_TEAM_INVALID (a split that did not include this PE returns it)");
-    return *t;
-}
-
 void detail::check_root(const coll::Team& t, int root, const char* call) {
     if (root < 0 || root >= t.size()) fatal(call, "PE_root {} is not a PE of the team (0..{})", root, t.size() - 1);
 }
 
 coll::Team& detail::active_set(int start, int log_stride, int size, long* psync, const char* call) {
     require_runtime(call);
-    const long long last = start + (static_cast<long long>(size - 1) << (log_stride < 0 || log_stride > 30 ? 0 : log_stride));
-    if (start < 0 || size < 1 || log_stride < 0 || log_stride > 30 || last >= g_state.n_pes)
+    const bool stride_ok = log_stride >= 0 && log_stride <= 30;
+    if (!stride_ok || start < 0 || size < 1 || start + (static_cast<long long>(size - 1) << log_stride) >= g_state.n_pes)
         fatal(call, "PE_start {}, logPE_stride {}, PE_size {} is not an active set of this job's {} PEs", start,
               log_stride, size, g_state.n_pes);
     if (space_of(psync) < 0)
@@ -62,7 +62,7 @@ shmem_team_t handle(coll::Team* t) { return reinterpret_cast<shmem_team_t>(t); }
 int split(coll::Team& parent, const std::vector<int>& members, const shmem_team_config_t* config, long mask,
           shmem_team_t* out, const char* call) {
     const int contexts = config && (mask & SHMEM_TEAM_NUM_CONTEXTS) ? config->num_contexts : 0;
-    auto r = g_runtime->teams().split(parent, members, contexts, mask, call);
+    auto r = g_runtime->teams().split(parent, members, contexts, call);
     if (r.error) {
         if (parent.me == 0) error(call, "{}", r.error);
         *out = SHMEM_TEAM_INVALID;

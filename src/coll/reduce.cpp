@@ -1,5 +1,5 @@
 // Reductions and scans. The arithmetic comes in as a Combine function (one
-// per type and operation, api/typed_impl.hpp); everything here is bytes.
+// per type and operation, api/coll_impl.hpp); everything here is bytes.
 #include "coll/coll.hpp"
 #include "coll/ops.hpp"
 

@@ -47,8 +47,7 @@ std::unique_ptr<Team> Teams::make(std::vector<int> pes, int slot) {
     return t;
 }
 
-Teams::Split Teams::split(Team& parent, const std::vector<int>& members, int num_contexts, long config_mask,
-                          const char* call) {
+Teams::Split Teams::split(Team& parent, const std::vector<int>& members, int num_contexts, const char* call) {
     // A slot free on every PE of the parent: an AND of the free masks. The
     // teams of one split are equal or disjoint, so they can share it.
     std::uint64_t* in = parent.flag(kScratchIn);
@@ -69,7 +68,6 @@ Teams::Split Teams::split(Team& parent, const std::vector<int>& members, int num
     for (int i : members) pes.push_back(parent.world(i));
     auto t = make(std::move(pes), slot);
     t->num_contexts = num_contexts;
-    t->config_mask = config_mask;
     Team* raw = t.get();
     std::lock_guard lk(mu_);
     used_slots_ |= std::uint64_t(1) << slot;

@@ -46,7 +46,6 @@ struct Team {
     int me = -1;               // this PE's index
     int slot = -1;             // -1: an active set (below)
     int num_contexts = 0;      // shmem_team_config_t as created
-    long config_mask = 0;
     std::uint64_t seen[kFlagCount] = {}; // signals of each own flag consumed so far
     // The deprecated active-set collectives keep their flags in the caller's
     // pSync array (8 bytes apart) and consume signals by subtracting them,
@@ -64,9 +63,6 @@ struct Team {
     std::uint64_t* flag(int f) const;
 };
 
-// pSync arrays hold at least this many longs (SHMEM_*_SYNC_SIZE in shmem.h).
-constexpr int kSyncSize = 128;
-static_assert(kFlagCount <= kSyncSize);
 
 // Algorithms, chosen by VKSHMEM_BARRIER_ALGORITHM, VKSHMEM_BCAST_ALGORITHM and VKSHMEM_REDUCE_ALGORITHM.
 // Auto (reductions): linear up to kLinearReduceMax PEs, where reading every
@@ -101,7 +97,7 @@ public:
         Team* team = nullptr;
         const char* error = nullptr;
     };
-    Split split(Team& parent, const std::vector<int>& members, int num_contexts, long config_mask, const char* call);
+    Split split(Team& parent, const std::vector<int>& members, int num_contexts, const char* call);
     // Collective over the team: syncs, frees its slot, deletes it and its contexts.
     void destroy(Team* t, const char* call);
     Context* create_context(Team* t, long options);
