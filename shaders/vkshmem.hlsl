@@ -93,6 +93,8 @@
 /* A buffer is named by its binding b: 0 the state block's allocation, 1.. heap segments.
  * VKSHMEM_ON_(X) runs X(buffer) for binding `b` (a variable at the place of use). */
 [[vk::binding(0, VKSHMEM_HLSL_SET)]] globallycoherent RWByteAddressBuffer vkshmem_state_buf_;
+/* The device's AMO mailbox (vkshmem_mailbox.glsl), which the waits serve on GPUs. */
+[[vk::binding(VKSHMEM_HLSL_MAILBOX_BINDING, VKSHMEM_HLSL_SET)]] globallycoherent RWByteAddressBuffer vkshmem_mailbox_buf_;
 #define VKSHMEM_HEAP_(i) [[vk::binding(i, VKSHMEM_HLSL_SET)]] globallycoherent RWByteAddressBuffer vkshmem_heap##i##_;
 VKSHMEM_HEAP_(1)
 #define VKSHMEM_ON1_(X) else if (b == 1u) { X(vkshmem_heap1_) }
@@ -221,6 +223,7 @@ static uint vkshmem_nseg_d_ = 0u;
 static float vkshmem_spin_ = 1.0;
 static float vkshmem_spin_q_ = 3.0;
 static float vkshmem_spin_stop_ = -1.0;
+static bool vkshmem_has_mailbox_ = false;
 static bool vkshmem_pending_ = false;
 static uint vkshmem_last_ticket_ = 0u;
 static uint vkshmem_lane_ = 0u;  /* SV_GroupIndex */
@@ -372,9 +375,12 @@ uint vkshmem_wait_iters_() {
     return vkshmem_polls_ < keep ? vkshmem_polls_ : keep;
 }
 
+void vkshmem_mailbox_serve_(); /* (below: it needs the address translation) */
+
 bool vkshmem_backoff_() {
     float f = vkshmem_spin_, q = vkshmem_spin_q_;
     if (vkshmem_fences_) {
+        if (vkshmem_has_mailbox_) vkshmem_mailbox_serve_();
         VKSHMEM_STEPS_(VKSHMEM_POLL_DELAY, VKSHMEM_DIV_)
     } else {
         VKSHMEM_STEPS_(VKSHMEM_POLL_DELAY_NOFENCE, VKSHMEM_RSQ_)
@@ -394,6 +400,7 @@ void vkshmem_init(uint local_index, uint wg_size) {
     vkshmem_ok_ = false;
     vkshmem_me_ = -1;
     vkshmem_npes_ = 0;
+    vkshmem_has_mailbox_ = false;
     vkshmem_pending_ = false;
     vkshmem_last_ticket_ = 0u;
     vkshmem_lane_ = local_index;
@@ -437,6 +444,7 @@ void vkshmem_init(uint local_index, uint wg_size) {
                 vkshmem_done_off_ = vkshmem_ring_off_ + 4u;
                 vkshmem_ans_off_ = vkshmem_payload_off_;
             }
+            vkshmem_has_mailbox_ = vkshmem_sld64_(vkshmem_ring_off_ + 48u) != 0u;
             if (((vkshmem_payload_off_ | vkshmem_ans_off_ | vkshmem_pbytes_) & 15u) != 0u || vkshmem_pbytes_ == 0u ||
                 vkshmem_slots_ == 0u || (vkshmem_slots_ & (vkshmem_slots_ - 1u)) != 0u)
                 vkshmem_slots_ = 0u;
@@ -514,6 +522,36 @@ bool vkshmem_local_(uint64_t addr, uint64_t bytes, out uint bf, out uint64_t off
     if (vkshmem_heap_of_(addr, bytes, space, off)) bf = vkshmem_first_binding_(vkshmem_me_, space);
     if (bf == 0u) vkshmem_error_(VKSHMEM_ERR_NOT_SYMMETRIC, (uint)addr);
     return bf != 0u;
+}
+
+/* The AMO mailbox (vkshmem_mailbox.glsl, same protocol): a waiting invocation carries out an
+ * atomic the host posted for this device, which the host's own dispatch of it would wait for on
+ * NVIDIA. Only 4-byte ones on this PE's heaps within its bindings: glslang's HLSL has no 64-bit
+ * Interlocked, so 8-byte ones are left to the runtime's sweeper kernel (shaders/README.md). */
+void vkshmem_mailbox_serve_() {
+    uint p, t, ow, lo, hi, x, c, old, r, space, bf;
+    uint64_t off;
+    vkshmem_mailbox_buf_.InterlockedOr(0u, 0u, p);
+    if (p == 0u) return;
+    vkshmem_mailbox_buf_.InterlockedOr(4u, 0u, t);
+    if (t != p - 1u) return; /* taken, or (p - 1 not yet taken) an older one still running */
+    vkshmem_mailbox_buf_.InterlockedOr(12u, 0u, ow);
+    if ((ow >> 8) != 4u) return;
+    vkshmem_mailbox_buf_.InterlockedOr(16u, 0u, lo);
+    vkshmem_mailbox_buf_.InterlockedOr(20u, 0u, hi);
+    if (!vkshmem_heap_of_(vkshmem_join_(lo, hi), 4u, space, off)) return;
+    bf = vkshmem_first_binding_(vkshmem_me_, space);
+    if (bf == 0u) return;
+    vkshmem_mailbox_buf_.InterlockedCompareExchange(4u, p - 1u, p, t);
+    if (t != p - 1u) return;
+    DeviceMemoryBarrier();
+    vkshmem_mailbox_buf_.InterlockedOr(24u, 0u, x);
+    vkshmem_mailbox_buf_.InterlockedOr(32u, 0u, c);
+    old = vkshmem_atomic_(bf, off, ow & 255u, x, c);
+    vkshmem_mailbox_buf_.InterlockedExchange(40u, old, r);
+    vkshmem_mailbox_buf_.InterlockedExchange(44u, 0u, r);
+    DeviceMemoryBarrier();
+    vkshmem_mailbox_buf_.InterlockedExchange(8u, p, r);
 }
 
 /* The device address of `dest` on PE pe when this shader reaches it directly (through its

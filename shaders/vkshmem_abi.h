@@ -63,10 +63,13 @@
  * the ring and the HLSL heap map; binding 1 (VKSHMEM_HLSL_ANSWERS_BINDING) what the proxy writes
  * for shaders: the allocation at vkshmem_ring_layout's completed_at when the ring has one
  * (completed at offset 0, the answers at answers - completed_at), else binding 0's again;
- * bindings 2 .. VKSHMEM_HLSL_HEAP_BINDINGS are heap segments. glslang's HLSL front end cannot
- * call methods on an element of an array of buffers, so every segment has a binding of its own. */
+ * bindings 2 .. VKSHMEM_HLSL_HEAP_BINDINGS are heap segments; binding VKSHMEM_HLSL_MAILBOX_BINDING
+ * the device's AMO mailbox (vkshmem_ring_layout's mailbox; binding 0's allocation when that is 0).
+ * glslang's HLSL front end cannot call methods on an element of an array of buffers, so every
+ * segment has a binding of its own. */
 #define VKSHMEM_HLSL_HEAP_BINDINGS 16u
 #define VKSHMEM_HLSL_ANSWERS_BINDING 1u
+#define VKSHMEM_HLSL_MAILBOX_BINDING 17 /* (no suffix: an HLSL [[vk::binding]] takes a plain literal) */
 #define VKSHMEM_HLSL_NO_SLOT 0xffffffffu /* hlsl map entry of a heap without bindings */
 
 #define VKSHMEM_RING_SLOTS 256u          /* a power of two */

@@ -97,7 +97,10 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
             if (const DeviceMemory* m = mem.shader_memory(pe, s))
                 heaps[static_cast<std::size_t>(pe * 2 + (s == kHostHeap ? 0 : 1))] = {m->buffer, mem.heap_size(s)};
     const ShaderDescriptors::Heap answers{p->ans_ ? p->answers_.buffer : VK_NULL_HANDLE, answers_bytes};
-    auto descriptors = ShaderDescriptors::create(dev, p->block_.buffer, L.total, answers, heaps, g_state.my_pe);
+    const ShaderDescriptors::Heap mailbox{ring->mailbox ? dev.amo_mailbox_buffer() : VK_NULL_HANDLE,
+                                          sizeof(vkshmem_mailbox_layout)};
+    auto descriptors =
+        ShaderDescriptors::create(dev, p->block_.buffer, L.total, answers, mailbox, heaps, g_state.my_pe);
     if (!descriptors) return make_error(fmt::format("HLSL descriptor set: {}", descriptors.error().message));
     p->descriptors_ = std::move(*descriptors);
     st->self = a;

@@ -121,6 +121,8 @@ public:
                                  std::uint64_t cond);
     // The mailbox's device address, for the device library (0 when it cannot be made).
     std::uint64_t amo_mailbox();
+    // Its buffer (the HLSL library binds it), once amo_mailbox() returned non-zero.
+    VkBuffer amo_mailbox_buffer() const { return amo_mailbox_.buffer; }
 
 private:
     VulkanDevice() = default;

@@ -13,10 +13,13 @@ namespace vkshmem {
 
 Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevice& dev, VkBuffer state,
                                                                      std::size_t state_bytes, Heap answers,
-                                                                     const std::vector<Heap>& heaps, int my_pe) {
+                                                                     Heap mailbox, const std::vector<Heap>& heaps,
+                                                                     int my_pe) {
     std::unique_ptr<ShaderDescriptors> s(new ShaderDescriptors(dev));
     VkDevice d = dev.device();
-    constexpr std::uint32_t kBindings = 1 + VKSHMEM_HLSL_HEAP_BINDINGS;
+    constexpr std::uint32_t kHeapEnd = 1 + VKSHMEM_HLSL_HEAP_BINDINGS; // bindings below it: state, answers, heaps
+    static_assert(VKSHMEM_HLSL_MAILBOX_BINDING == kHeapEnd);
+    constexpr std::uint32_t kBindings = kHeapEnd + 1;
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(dev.physical(), &props);
     if (props.limits.maxPerStageDescriptorStorageBuffers < kBindings)
@@ -48,7 +51,7 @@ Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevic
             const Heap& h = heaps[static_cast<std::size_t>(pe * 2 + space)];
             if (!h.buffer || !h.size) continue;
             const auto segs = static_cast<std::uint32_t>((h.size + seg - 1) / seg);
-            if (next + segs > kBindings) continue; // through the proxy
+            if (next + segs > kHeapEnd) continue; // through the proxy
             s->map_[static_cast<std::size_t>(pe * 2 + space)] = next;
             for (std::uint32_t j = 0; j < segs; ++j) {
                 const std::size_t off = std::size_t(j) * seg;
@@ -59,6 +62,7 @@ Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevic
     }
     s->used_ = next - 1;
     if (answers.buffer) infos[VKSHMEM_HLSL_ANSWERS_BINDING] = {answers.buffer, 0, answers.size};
+    if (mailbox.buffer) infos[VKSHMEM_HLSL_MAILBOX_BINDING] = {mailbox.buffer, 0, mailbox.size};
 
     std::vector<VkDescriptorSetLayoutBinding> bindings(kBindings);
     for (std::uint32_t b = 0; b < kBindings; ++b)

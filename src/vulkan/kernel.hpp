@@ -24,9 +24,12 @@ public:
     };
     // heaps[pe * 2 + space]; this PE's own heaps get bindings first, then the
     // other PEs' in the order my_pe + 1, my_pe + 2, ... while bindings last.
-    // `answers` is bound at VKSHMEM_HLSL_ANSWERS_BINDING (`state` again when null).
+    // `answers` is bound at VKSHMEM_HLSL_ANSWERS_BINDING and `mailbox` (the
+    // device's AMO mailbox) at VKSHMEM_HLSL_MAILBOX_BINDING (`state` again
+    // where null).
     static Result<std::unique_ptr<ShaderDescriptors>> create(VulkanDevice& dev, VkBuffer state, std::size_t state_bytes,
-                                                             Heap answers, const std::vector<Heap>& heaps, int my_pe);
+                                                             Heap answers, Heap mailbox, const std::vector<Heap>& heaps,
+                                                             int my_pe);
     ~ShaderDescriptors();
     VkDescriptorSetLayout layout() const { return layout_; }
     VkDescriptorSet set() const { return set_; }

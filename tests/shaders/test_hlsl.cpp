@@ -423,17 +423,18 @@ TEST_CASE("HLSL: shmem_barrier_all_wg, 3 rounds; both heaps", "[hlsl]") {
     }
     bool other_devices = false;
     for (int pe = 0; pe < spmd::npes(); ++pe) other_devices = other_devices || !same_device(pe);
-    if (on_gpu() && (force_proxy() || other_devices)) {
-        // Through the proxy, or from another GPU, the counter's adds are writes behind this GPU's
-        // cache (host heap) or device atomics that the HLSL library cannot carry out from its
-        // waits (device heap: the AMO mailbox), so the running barrier need not see them
-        // (shaders/README.md, "Host and shaders").
-        report("skipped the HLSL barrier test: on a GPU, through the proxy or across GPUs");
-        return;
-    }
+    // Through the proxy, or from another GPU, the counter's adds on a host heap are writes behind
+    // this GPU's cache, which the running barrier need not see; on a device heap they are device
+    // atomics posted in this PE's AMO mailbox, which the HLSL waits carry out (4-byte ones:
+    // the barrier's are) (shaders/README.md, "Host and shaders").
+    const bool host_heap_unseen = on_gpu() && (force_proxy() || other_devices);
     const Kernel k(kernel_spv("hlsl_ops_barrier_0"));
     const int n = spmd::npes();
     for (Space s : kSpaces) {
+        if (s == Space::Host && host_heap_unseen) {
+            report("skipped the HLSL barrier test on the host heap: on a GPU, through the proxy or across GPUs");
+            continue;
+        }
         spmd::SymArray<std::uint64_t> counter(s, 1), slots(s, static_cast<std::size_t>(n) + 1);
         spmd::local_set(counter.get(), std::uint64_t{0});
         std::vector<std::uint64_t> zero(static_cast<std::size_t>(n) + 1, 0);
