@@ -223,7 +223,8 @@ static uint vkshmem_nseg_d_ = 0u;
 static float vkshmem_spin_ = 1.0;
 static float vkshmem_spin_q_ = 3.0;
 static float vkshmem_spin_stop_ = -1.0;
-static bool vkshmem_has_mailbox_ = false;
+static bool vkshmem_has_mailbox_ = false; /* the waits serve the AMO mailbox ... */
+static uint vkshmem_mb_bind_ = 0u;         /* ... for the device heap's one segment, at this binding */
 static bool vkshmem_pending_ = false;
 static uint vkshmem_last_ticket_ = 0u;
 static uint vkshmem_lane_ = 0u;  /* SV_GroupIndex */
@@ -263,11 +264,8 @@ void vkshmem_st_(uint bf, uint64_t off, uint v) {
     VKSHMEM_ON_(VKSHMEM_X_)
 #undef VKSHMEM_X_
 }
-/* One 32-bit atomic (op: VKSHMEM_AMO_*; FETCH is an atomic load, as an OR of 0). Device scope,
- * relaxed. Polls use it too: HLSL has no atomic load, and a plain load in a loop may be hoisted. */
-uint vkshmem_atomic_(uint bf, uint64_t off, uint op, uint x, uint c) {
-    uint b = vkshmem_bind_(bf, off), o = vkshmem_boff_(bf, off), r = 0u;
-#define VKSHMEM_X_(B)                                                                                        \
+/* Operation op (VKSHMEM_AMO_*) with operands x, c on word o of buffer B; the old value into r. */
+#define VKSHMEM_AMO_SWITCH_(B, r)                                                                            \
     switch (op) {                                                                                            \
     case VKSHMEM_AMO_FETCH: B.InterlockedOr(o, 0u, r); break;                                                \
     case VKSHMEM_AMO_SET:                                                                                    \
@@ -278,6 +276,11 @@ uint vkshmem_atomic_(uint bf, uint64_t off, uint op, uint x, uint c) {
     case VKSHMEM_AMO_OR: B.InterlockedOr(o, x, r); break;                                                    \
     case VKSHMEM_AMO_XOR: B.InterlockedXor(o, x, r); break;                                                  \
     }
+/* One 32-bit atomic (op: VKSHMEM_AMO_*; FETCH is an atomic load, as an OR of 0). Device scope,
+ * relaxed. Polls use it too: HLSL has no atomic load, and a plain load in a loop may be hoisted. */
+uint vkshmem_atomic_(uint bf, uint64_t off, uint op, uint x, uint c) {
+    uint b = vkshmem_bind_(bf, off), o = vkshmem_boff_(bf, off), r = 0u;
+#define VKSHMEM_X_(B) VKSHMEM_AMO_SWITCH_(B, r)
     VKSHMEM_ON_(VKSHMEM_X_)
 #undef VKSHMEM_X_
     return r;
@@ -375,7 +378,8 @@ uint vkshmem_wait_iters_() {
     return vkshmem_polls_ < keep ? vkshmem_polls_ : keep;
 }
 
-void vkshmem_mailbox_serve_(); /* (below: it needs the address translation) */
+void vkshmem_mailbox_serve_(); /* (below, with the address translation) */
+uint vkshmem_first_binding_(int pe, uint space);
 
 bool vkshmem_backoff_() {
     float f = vkshmem_spin_, q = vkshmem_spin_q_;
@@ -401,6 +405,7 @@ void vkshmem_init(uint local_index, uint wg_size) {
     vkshmem_me_ = -1;
     vkshmem_npes_ = 0;
     vkshmem_has_mailbox_ = false;
+    vkshmem_mb_bind_ = 0u;
     vkshmem_pending_ = false;
     vkshmem_last_ticket_ = 0u;
     vkshmem_lane_ = local_index;
@@ -444,7 +449,11 @@ void vkshmem_init(uint local_index, uint wg_size) {
                 vkshmem_done_off_ = vkshmem_ring_off_ + 4u;
                 vkshmem_ans_off_ = vkshmem_payload_off_;
             }
-            vkshmem_has_mailbox_ = vkshmem_sld64_(vkshmem_ring_off_ + 48u) != 0u;
+            uint mb = vkshmem_first_binding_(vkshmem_me_, 1u);
+            if (vkshmem_sld64_(vkshmem_ring_off_ + 48u) != 0u && vkshmem_nseg_d_ == 1u && mb >= 2u && mb <= 4u) {
+                vkshmem_has_mailbox_ = true;
+                vkshmem_mb_bind_ = mb;
+            }
             if (((vkshmem_payload_off_ | vkshmem_ans_off_ | vkshmem_pbytes_) & 15u) != 0u || vkshmem_pbytes_ == 0u ||
                 vkshmem_slots_ == 0u || (vkshmem_slots_ & (vkshmem_slots_ - 1u)) != 0u)
                 vkshmem_slots_ = 0u;
@@ -526,32 +535,44 @@ bool vkshmem_local_(uint64_t addr, uint64_t bytes, out uint bf, out uint64_t off
 
 /* The AMO mailbox (vkshmem_mailbox.glsl, same protocol): a waiting invocation carries out an
  * atomic the host posted for this device, which the host's own dispatch of it would wait for on
- * NVIDIA. Only 4-byte ones on this PE's heaps within its bindings: glslang's HLSL has no 64-bit
- * Interlocked, so 8-byte ones are left to the runtime's sweeper kernel (shaders/README.md). */
+ * NVIDIA. Only 4-byte ones (glslang's HLSL has no 64-bit Interlocked; 8-byte ones are left to the
+ * runtime's sweeper kernel, shaders/README.md), where this PE's device heap is one segment at
+ * binding 2, 3 or 4 (vkshmem_init finds it; on GPUs a segment spans 4 GiB). The driver inlines this
+ * into every wait, so it is kept small. It still costs compile time: NVIDIA's first compile of the
+ * test kernel with every atomic took 13 s without it and 32 s with it on an H100 (a general lookup
+ * over every binding took 56 s). Define VKSHMEM_HLSL_NO_MAILBOX before the include to leave it out
+ * of kernels that never wait for such an atomic. */
 void vkshmem_mailbox_serve_() {
-    uint p, t, ow, lo, hi, x, c, old, r, space, bf;
-    uint64_t off;
+#ifndef VKSHMEM_HLSL_NO_MAILBOX
+    uint p, t, ow, lo, hi, x, c, old, r, o, b = vkshmem_mb_bind_;
     vkshmem_mailbox_buf_.InterlockedOr(0u, 0u, p);
     if (p == 0u) return;
     vkshmem_mailbox_buf_.InterlockedOr(4u, 0u, t);
-    if (t != p - 1u) return; /* taken, or (p - 1 not yet taken) an older one still running */
+    if (t != p - 1u) return; /* taken, or an older one still being carried out */
     vkshmem_mailbox_buf_.InterlockedOr(12u, 0u, ow);
     if ((ow >> 8) != 4u) return;
     vkshmem_mailbox_buf_.InterlockedOr(16u, 0u, lo);
     vkshmem_mailbox_buf_.InterlockedOr(20u, 0u, hi);
-    if (!vkshmem_heap_of_(vkshmem_join_(lo, hi), 4u, space, off)) return;
-    bf = vkshmem_first_binding_(vkshmem_me_, space);
-    if (bf == 0u) return;
+    uint64_t off = vkshmem_join_(lo, hi) - vkshmem_dbase_;
+    if (off >= vkshmem_dsize_) return; /* (4-byte aligned, as the heap's size) */
     vkshmem_mailbox_buf_.InterlockedCompareExchange(4u, p - 1u, p, t);
     if (t != p - 1u) return;
     DeviceMemoryBarrier();
     vkshmem_mailbox_buf_.InterlockedOr(24u, 0u, x);
     vkshmem_mailbox_buf_.InterlockedOr(32u, 0u, c);
-    old = vkshmem_atomic_(bf, off, ow & 255u, x, c);
+    uint op = ow & 255u;
+    o = (uint)off;
+    old = 0u;
+#define VKSHMEM_X_(B) VKSHMEM_AMO_SWITCH_(B, old)
+    if (false) {
+    }
+    VKSHMEM_ON2_(VKSHMEM_X_) VKSHMEM_ON3_(VKSHMEM_X_) VKSHMEM_ON4_(VKSHMEM_X_)
+#undef VKSHMEM_X_
     vkshmem_mailbox_buf_.InterlockedExchange(40u, old, r);
     vkshmem_mailbox_buf_.InterlockedExchange(44u, 0u, r);
     DeviceMemoryBarrier();
     vkshmem_mailbox_buf_.InterlockedExchange(8u, p, r);
+#endif
 }
 
 /* The device address of `dest` on PE pe when this shader reaches it directly (through its
