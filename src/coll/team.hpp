@@ -63,7 +63,6 @@ struct Team {
     std::uint64_t* flag(int f) const;
 };
 
-
 // Algorithms, chosen by VKSHMEM_BARRIER_ALGORITHM, VKSHMEM_BCAST_ALGORITHM and VKSHMEM_REDUCE_ALGORITHM.
 // Auto (reductions): linear up to kLinearReduceMax PEs, where reading every
 // source at one PE takes fewer hops (measured: bench/results), tree above.
