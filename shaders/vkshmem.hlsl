@@ -535,41 +535,97 @@ bool vkshmem_local_(uint64_t addr, uint64_t bytes, out uint bf, out uint64_t off
 
 /* The AMO mailbox (vkshmem_mailbox.glsl, same protocol): a waiting invocation carries out an
  * atomic the host posted for this device, which the host's own dispatch of it would wait for on
- * NVIDIA. Only 4-byte ones (glslang's HLSL has no 64-bit Interlocked; 8-byte ones are left to the
- * runtime's sweeper kernel, shaders/README.md), where this PE's device heap is one segment at
- * binding 2, 3 or 4 (vkshmem_init finds it; on GPUs a segment spans 4 GiB). The driver inlines this
- * into every wait, so it is kept small. It still costs compile time: NVIDIA's first compile of the
- * test kernel with every atomic took 13 s without it and 32 s with it on an H100 (a general lookup
- * over every binding took 56 s). Define VKSHMEM_HLSL_NO_MAILBOX before the include to leave it out
- * of kernels that never wait for such an atomic. */
-void vkshmem_mailbox_serve_() {
+ * NVIDIA; where this PE's device heap is one segment at binding 2, 3 or 4 (vkshmem_init finds it;
+ * on GPUs a segment spans 4 GiB). 4-byte atomics run as they are. glslang's HLSL has no 64-bit
+ * Interlocked, so an 8-byte one runs as a compare-and-swap of the low word, and only where it
+ * leaves the high word as it is (a signal set below 2^32 or to a value of the same high word, an
+ * add without carry, a failed compare, a fetch): both words read, the new value computed, then
+ * the compare-and-swap from the low word read, which fails (and hands the atomic back) if the low
+ * word changed meanwhile. Any other 8-byte one is left to the runtime's
+ * sweeper kernel (shaders/README.md). The driver inlines this into every wait, so it is kept
+ * small, with one switch over the bindings: NVIDIA's first compile of the test kernel with every
+ * atomic took 13 s without it and 32 s with 4-byte serving on an H100 (a general lookup over every
+ * binding took 56 s). Define VKSHMEM_HLSL_NO_MAILBOX before the include to leave it out of
+ * kernels that never wait for such an atomic. */
 #ifndef VKSHMEM_HLSL_NO_MAILBOX
-    uint p, t, ow, lo, hi, x, c, old, r, o, b = vkshmem_mb_bind_;
-    vkshmem_mailbox_buf_.InterlockedOr(0u, 0u, p);
-    if (p == 0u) return;
-    vkshmem_mailbox_buf_.InterlockedOr(4u, 0u, t);
-    if (t != p - 1u) return; /* taken, or an older one still being carried out */
-    vkshmem_mailbox_buf_.InterlockedOr(12u, 0u, ow);
-    if ((ow >> 8) != 4u) return;
-    vkshmem_mailbox_buf_.InterlockedOr(16u, 0u, lo);
-    vkshmem_mailbox_buf_.InterlockedOr(20u, 0u, hi);
-    uint64_t off = vkshmem_join_(lo, hi) - vkshmem_dbase_;
-    if (off >= vkshmem_dsize_) return; /* (4-byte aligned, as the heap's size) */
-    vkshmem_mailbox_buf_.InterlockedCompareExchange(4u, p - 1u, p, t);
-    if (t != p - 1u) return;
-    DeviceMemoryBarrier();
-    vkshmem_mailbox_buf_.InterlockedOr(24u, 0u, x);
-    vkshmem_mailbox_buf_.InterlockedOr(32u, 0u, c);
-    uint op = ow & 255u;
-    o = (uint)off;
-    old = 0u;
-#define VKSHMEM_X_(B) VKSHMEM_AMO_SWITCH_(B, old)
+uint vkshmem_mailbox_amo_(uint o, uint op, uint x, uint c) {
+    uint r = 0u, b = vkshmem_mb_bind_;
+#define VKSHMEM_X_(B) VKSHMEM_AMO_SWITCH_(B, r)
     if (false) {
     }
     VKSHMEM_ON2_(VKSHMEM_X_) VKSHMEM_ON3_(VKSHMEM_X_) VKSHMEM_ON4_(VKSHMEM_X_)
 #undef VKSHMEM_X_
+    return r;
+}
+uint2 vkshmem_mailbox_ld2_(uint o) {
+    uint2 v = uint2(0u, 0u);
+    uint b = vkshmem_mb_bind_;
+#define VKSHMEM_X_(B) v = B.Load2(o);
+    if (false) {
+    }
+    VKSHMEM_ON2_(VKSHMEM_X_) VKSHMEM_ON3_(VKSHMEM_X_) VKSHMEM_ON4_(VKSHMEM_X_)
+#undef VKSHMEM_X_
+    return v;
+}
+#endif
+void vkshmem_mailbox_serve_() {
+#ifndef VKSHMEM_HLSL_NO_MAILBOX
+    uint p, t, ow, lo, hi, x, c, xh, ch, r;
+    vkshmem_mailbox_buf_.InterlockedOr(0u, 0u, p);
+    if (p == 0u) return;
+    vkshmem_mailbox_buf_.InterlockedOr(4u, 0u, t);
+    if (t != p - 1u) return; /* taken, or an older one still being carried out */
+    DeviceMemoryBarrier();
+    vkshmem_mailbox_buf_.InterlockedOr(12u, 0u, ow);
+    uint w = ow >> 8, op = ow & 255u;
+    if (w != 4u && w != 8u) return;
+    vkshmem_mailbox_buf_.InterlockedOr(16u, 0u, lo);
+    vkshmem_mailbox_buf_.InterlockedOr(20u, 0u, hi);
+    uint64_t off = vkshmem_join_(lo, hi) - vkshmem_dbase_;
+    if (off >= vkshmem_dsize_) return; /* (aligned to its width, as the heap's size is) */
+    uint o = (uint)off;
+    vkshmem_mailbox_buf_.InterlockedOr(24u, 0u, x);
+    vkshmem_mailbox_buf_.InterlockedOr(32u, 0u, c);
+    uint l = 0u, h = 0u;
+    if (w == 8u) {
+        vkshmem_mailbox_buf_.InterlockedOr(28u, 0u, xh);
+        vkshmem_mailbox_buf_.InterlockedOr(36u, 0u, ch);
+        uint2 v = vkshmem_mailbox_ld2_(o); /* (coherent, after the barrier; the low word checked below) */
+        l = v.x;
+        h = v.y;
+        uint nl = l, nh = h;
+        if (op == VKSHMEM_AMO_SET || op == VKSHMEM_AMO_SWAP || (op == VKSHMEM_AMO_COMPARE_SWAP && l == c && h == ch)) {
+            nl = x;
+            nh = xh;
+        } else if (op == VKSHMEM_AMO_ADD) {
+            nl = l + x;
+            nh = h + xh + (nl < l ? 1u : 0u);
+        } else if (op == VKSHMEM_AMO_AND) {
+            nl = l & x;
+            nh = h & xh;
+        } else if (op == VKSHMEM_AMO_OR) {
+            nl = l | x;
+            nh = h | xh;
+        } else if (op == VKSHMEM_AMO_XOR) {
+            nl = l ^ x;
+            nh = h ^ xh;
+        }
+        if (nh != h) return; /* needs a 64-bit atomic: the sweeper's */
+        op = VKSHMEM_AMO_COMPARE_SWAP;
+        x = nl;
+        c = l;
+    }
+    vkshmem_mailbox_buf_.InterlockedCompareExchange(4u, p - 1u, p, t);
+    if (t != p - 1u) return;
+    DeviceMemoryBarrier();
+    uint old = vkshmem_mailbox_amo_(o, op, x, c);
+    if (w == 8u && old != l) {
+        /* the low word changed since it was read: handed back, for the next poll or the sweeper */
+        vkshmem_mailbox_buf_.InterlockedExchange(4u, p - 1u, r);
+        return;
+    }
     vkshmem_mailbox_buf_.InterlockedExchange(40u, old, r);
-    vkshmem_mailbox_buf_.InterlockedExchange(44u, 0u, r);
+    vkshmem_mailbox_buf_.InterlockedExchange(44u, h, r);
     DeviceMemoryBarrier();
     vkshmem_mailbox_buf_.InterlockedExchange(8u, p, r);
 #endif

@@ -103,28 +103,27 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, unsigned op, u
     auto done = [&] { return word<std::uint32_t>(mb, offsetof(M, done)).load(std::memory_order_acquire) == seq; };
     auto taken = [&] { return word<std::uint32_t>(mb, offsetof(M, taken)).load(std::memory_order_acquire) == seq; };
     // A sweeper still queued from an earlier atomic (behind a running kernel
-    // that served that one) serves this one when it runs; one that ran
-    // before this was posted did not, and another is submitted.
-    bool sweep = true;
+    // that served that one) serves this one when it runs. Another is
+    // submitted whenever none is queued and nobody holds this one: one that
+    // ran before this was posted did not serve it, and a waiting HLSL kernel
+    // hands back an 8-byte atomic it took when the word changed under it.
     while (!done()) {
-        if (sweep && !sweeper_pending_) {
+        if (sweeper_pending_) {
+            const VkResult s = vkGetFenceStatus(device_, amo_.fence);
+            if (s == VK_SUCCESS) {
+                vkResetFences(device_, 1, &amo_.fence);
+                sweeper_pending_ = false;
+            } else if (s != VK_NOT_READY) {
+                return make_error(fmt::format("device atomic: {}", vk_result_name(s)), s);
+            }
+        }
+        if (!sweeper_pending_ && !done() && !taken()) {
             VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
             si.commandBufferCount = 1;
             si.pCommandBuffers = &amo_.cmd;
             if (VkResult r = vkQueueSubmit(amo_.queue, 1, &si, amo_.fence); r != VK_SUCCESS)
                 return make_error(fmt::format("device atomic: vkQueueSubmit: {}", vk_result_name(r)), r);
             sweeper_pending_ = true;
-            sweep = false;
-        }
-        if (sweeper_pending_) {
-            const VkResult s = vkGetFenceStatus(device_, amo_.fence);
-            if (s == VK_SUCCESS) {
-                vkResetFences(device_, 1, &amo_.fence);
-                sweeper_pending_ = false;
-                if (!done() && !taken()) sweep = true;
-            } else if (s != VK_NOT_READY) {
-                return make_error(fmt::format("device atomic: {}", vk_result_name(s)), s);
-            }
         }
         std::this_thread::yield();
     }

@@ -9,7 +9,8 @@
 //        the fetched value (if any) stored to r.c (local). r.type 0 int, 1 uint, 2 int32,
 //        3 uint32 (4: float for fetch/set/swap); r.op: the Kind order of test_hlsl.cpp
 //   SIG: r.op 0 putmem_signal, 1 int_put_signal_nbi, 2 put64_signal; r.b signal, r.flags sig_op,
-//        r.a the signal address (on r.pe); then shmem_quiet
+//        r.a the signal address (on r.pe); then shmem_quiet; with mode 1 (r.pe this PE), then
+//        signal_wait_until the signal equals the uint64_t at r.c, stored to r.c + 8
 //   WAIT: r.op 0 wait_until on the 4-byte word r.dst (cmp r.flags, value r.a), then
 //        int_test/uint_test; 1 ulong_wait_until / long_test (8 bytes); 2 signal_wait_until,
 //        3 signal_fetch; results stored to r.c; 4 fence: putmem r.n bytes then fence then
@@ -171,6 +172,7 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
     else if (r.op == 1u) shmem_int_put_signal_nbi(r.dst, r.src, r.n, r.a, r.b, int(r.flags), r.pe);
     else shmem_put64_signal(r.dst, r.src, r.n, r.a, r.b, int(r.flags), r.pe);
     shmem_quiet();
+    if (pc.mode == 1u) vkshmemx_store64(r.c + 8u, shmem_signal_wait_until(r.a, SHMEM_CMP_EQ, vkshmemx_load64(r.c)));
 #elif defined(VARIANT_WAIT)
     int cmp = int(r.flags);
     if (r.op == 0u) {

@@ -201,6 +201,7 @@ TEST_CASE("HLSL: 32-bit atomics of every kind on a random PE; both heaps", "[hls
     for (std::uint32_t op : {4u, 6u, 8u, 12u}) ops.push_back({3, op});
     for (std::uint32_t op : {0u, 1u, 2u}) ops.push_back({4, op});
     const int n = spmd::npes(), me = spmd::me();
+    (void)device_of(); // (collective the first time)
     for (Space s : kSpaces) {
         const std::size_t N = ops.size() * 2;
         spmd::SymArray<std::uint64_t> tgt(s, N), res(Space::Host, N);
@@ -219,8 +220,19 @@ TEST_CASE("HLSL: 32-bit atomics of every kind on a random PE; both heaps", "[hls
         res.poison();
         std::vector<int> shift(N);
         std::vector<std::uint32_t> a(N), hit(N), rnd(N);
+        // On a GPU, an atomic through the proxy on another PE's device heap on the same GPU is a
+        // device atomic that waits for this kernel (HLSL serves only its own PE's heap): such
+        // shifts become 0 (every PE on itself).
+        auto shift_ok = [&](int sh) {
+            if (sh == 0 || !on_gpu() || s != Space::Device || !(force_proxy() || device_heaps_unshared())) return true;
+            for (int pe = 0; pe < n; ++pe)
+                if (device_of()[static_cast<std::size_t>((pe + sh) % n)] == device_of()[static_cast<std::size_t>(pe)])
+                    return false;
+            return true;
+        };
         for (std::size_t i = 0; i < N; ++i) {
             shift[i] = static_cast<int>(spmd::shared_range(0, static_cast<std::uint64_t>(n - 1)));
+            if (!shift_ok(shift[i])) shift[i] = 0;
             a[i] = static_cast<std::uint32_t>(spmd::shared_key());
             if (ops[i / 2].first == 4) a[i] = 0x3f800000u | (a[i] & 0x7fffffu);
             hit[i] = static_cast<std::uint32_t>(spmd::shared_range(0, 1));
@@ -269,7 +281,19 @@ TEST_CASE("HLSL: put_signal (SET, ADD, through the proxy where 32-bit atomics ca
     const Kernel sig(kernel_spv("hlsl_ops_sig_0"));
     const Kernel wait(kernel_spv("hlsl_ops_wait_0"));
     const int n = spmd::npes(), me = spmd::me();
+    (void)device_of(); // (collective the first time)
     for (Space s : kSpaces) {
+        // On a GPU a signal that goes through the proxy into a device heap is a device atomic,
+        // which only a waiting kernel of the device library can carry out while kernels run
+        // (shaders/README.md): HLSL carries out those on its own PE's heap that keep the high
+        // word. On another PE's heap on this GPU it waits for this kernel, so there every signal
+        // must be one HLSL makes directly.
+        const bool gpu_device_heap = on_gpu() && s == Space::Device;
+        const bool peer_here = gpu_device_heap && spmd::right() != me && same_device(spmd::right());
+        if (peer_here && !shader_reaches(s, spmd::right())) {
+            report("skipped put_signal through the proxy to another PE's device heap on this GPU (HLSL)");
+            continue;
+        }
         // put_signal: record i puts its bytes to the right neighbour and signals slot i there.
         constexpr std::size_t kRecs = 8, region = 6000;
         spmd::SymArray<unsigned char> dst(s, kRecs * region), src(s, kRecs * region);
@@ -279,8 +303,13 @@ TEST_CASE("HLSL: put_signal (SET, ADD, through the proxy where 32-bit atomics ca
         spmd::local_fill_bytes(src.get(), kRecs * region, Gen(key, static_cast<std::uint64_t>(me)));
         dst.poison();
         // initial signal, value, op: low/high words chosen to take each path of vkshmem_signal_
-        const std::uint64_t init[kRecs] = {0, 5, 0x100000003ull, 7, 0xfffffff0ull, 0x200000000ull, 1, 0};
-        const std::uint64_t val[kRecs] = {9, 0x700000001ull, 11, 13, 0x20, 3, 0xffffffffull, 2};
+        // (on a GPU's device heap, none that needs a 64-bit atomic: a new high word or a carry)
+        const std::uint64_t init_all[kRecs] = {0, 5, 0x100000003ull, 7, 0xfffffff0ull, 0x200000000ull, 1, 0};
+        const std::uint64_t val_all[kRecs] = {9, 0x700000001ull, 11, 13, 0x20, 3, 0xffffffffull, 2};
+        const std::uint64_t init_gpu[kRecs] = {0, peer_here ? 0 : 0x700000005ull, 3, 7, 0x10, 0x200000000ull, 1, 0};
+        const std::uint64_t val_gpu[kRecs] = {9, peer_here ? 0x12345 : 0x700000001ull, 11, 13, 0x20, 3, 0xffff, 2};
+        const std::uint64_t* init = gpu_device_heap ? init_gpu : init_all;
+        const std::uint64_t* val = gpu_device_heap ? val_gpu : val_all;
         const int op[kRecs] = {kSignalSet, kSignalSet, kSignalSet, kSignalAdd,
                                kSignalAdd, kSignalAdd, kSignalAdd, kSignalSet};
         spmd::local_write(sigs.get(), init, kRecs);
@@ -411,6 +440,89 @@ TEST_CASE("HLSL: put_signal (SET, ADD, through the proxy where 32-bit atomics ca
         std::vector<unsigned char> fexp(256);
         spmd::fill_bytes(fexp.data(), 256, Gen(key, 99, static_cast<std::uint64_t>(spmd::left())));
         SPMD_REQUIRE_OK(spmd::diff_bytes(fdata.load_all().data(), fexp.data(), 200));
+        shmem_barrier_all();
+    }
+}
+
+// A kernel that waits for 8-byte signals it updates through the proxy: there the proxy makes a
+// device atomic on this PE's device heap, which on NVIDIA only a waiting kernel of the device
+// library can carry out (the AMO mailbox, shaders/README.md); HLSL carries out those that leave
+// the high word as it is. The others (a new high word, a carry) it leaves to the runtime's sweeper
+// kernel, which on NVIDIA waits for this kernel: they run where kernels and the sweeper run side
+// by side (lavapipe).
+TEST_CASE("HLSL: put_signal to this PE, then signal_wait_until for the 8-byte signal; both heaps", "[hlsl]") {
+    const Kernel sig(kernel_spv("hlsl_ops_sig_0"));
+    const bool gpu = on_gpu();
+    const int me = spmd::me();
+    Gen g(spmd::shared_key(), 7, static_cast<std::uint64_t>(me));
+    auto hi = [&] { return (g.next() | 1) << 32; };      // a random nonzero high word
+    auto lo = [&] { return g.next() & 0xffffffffull; };  // a random low word
+    auto small = [&] { return g.next() & 0x7fffffffull; };
+    for (Space s : kSpaces) {
+        if (s == Space::Host && gpu) {
+            // The proxy's CPU atomics on a host heap are behind the GPU's cache for a running
+            // kernel that polls with atomics (docs/architecture.md).
+            report("skipped the 8-byte signal wait on the host heap: on a GPU");
+            continue;
+        }
+        constexpr std::size_t region = 512;
+        std::vector<std::uint64_t> init, val;
+        std::vector<int> op;
+        auto add = [&](std::uint64_t i, std::uint64_t v, int o) {
+            init.push_back(i);
+            val.push_back(v);
+            op.push_back(o);
+        };
+        const std::uint64_t h1 = hi(), h2 = hi();
+        add(h1 | lo(), h1 | lo(), kSignalSet);    // the same high word: the proxy's, kept by HLSL
+        add(lo(), lo(), kSignalSet);              // high words 0
+        add(h2 | small(), small(), kSignalAdd);   // no carry
+        add(small(), small(), kSignalAdd);
+        if (!gpu) {                               // needs a 64-bit atomic
+            add(hi() | lo(), hi() | lo(), kSignalSet);
+            add(hi() | (0xffffff00ull + (g.next() & 0xff)), 0x100 + (g.next() & 0xff), kSignalAdd);
+            add(lo(), hi() | lo(), kSignalAdd);
+            add(hi() | lo(), lo(), kSignalSet);
+        }
+        const std::size_t k = init.size();
+        spmd::SymArray<unsigned char> dst(s, k * region), src(s, k * region);
+        spmd::SymArray<std::uint64_t> sigs(s, k), out(Space::Host, 2 * k);
+        spmd::local_fill_bytes(src.get(), k * region, Gen(g.next(), static_cast<std::uint64_t>(me)));
+        dst.poison();
+        out.poison();
+        spmd::local_write(sigs.get(), init.data(), k);
+        Records recs(k);
+        for (std::size_t i = 0; i < k; ++i) {
+            Rec& r = recs[i];
+            r.op = static_cast<std::uint32_t>(i % 3);
+            const std::size_t elem = r.op == 1 ? 4 : r.op == 2 ? 8 : 1;
+            r.n = 1 + g.next() % (region / elem);
+            r.pe = me;
+            r.dst = dev(dst.get() + i * region);
+            r.src = dev(src.get() + i * region);
+            r.a = dev(sigs.get() + i);
+            r.b = val[i];
+            r.flags = static_cast<std::uint32_t>(op[i]);
+            r.c = dev(out.get() + 2 * i);
+            spmd::local_set(out.get() + 2 * i, op[i] == kSignalAdd ? init[i] + val[i] : val[i]);
+        }
+        Push p;
+        p.recs = recs.address();
+        p.count = static_cast<std::uint32_t>(k);
+        p.mode = 1;
+        REQUIRE(sig.run(1, p) == 0);
+        const std::vector<std::uint64_t> sv = sigs.load_all(), o = out.load_all();
+        const std::vector<unsigned char> want = spmd::local_bytes(src.get(), k * region), got = dst.load_all();
+        for (std::size_t i = 0; i < k; ++i) {
+            INFO("record " << i << ": signal " << std::hex << init[i] << (op[i] == kSignalAdd ? " + " : " := ")
+                           << val[i]);
+            const std::uint64_t expect = op[i] == kSignalAdd ? init[i] + val[i] : val[i];
+            REQUIRE(sv[i] == expect);
+            REQUIRE(o[2 * i + 1] == expect); // what signal_wait_until returned
+            const std::size_t elem = recs[i].op == 1 ? 4 : recs[i].op == 2 ? 8 : 1, bytes = recs[i].n * elem;
+            SPMD_REQUIRE_OK(spmd::diff_bytes(got.data() + i * region, want.data() + i * region, bytes));
+            SPMD_REQUIRE_OK(spmd::check_poison(got.data() + i * region, bytes, region, spmd::poison_byte()));
+        }
         shmem_barrier_all();
     }
 }
