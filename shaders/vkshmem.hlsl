@@ -543,10 +543,11 @@ bool vkshmem_local_(uint64_t addr, uint64_t bytes, out uint bf, out uint64_t off
  * the compare-and-swap from the low word read, which fails (and hands the atomic back) if the low
  * word changed meanwhile. Any other 8-byte one is left to the runtime's
  * sweeper kernel (shaders/README.md). The driver inlines this into every wait, so it is kept
- * small, with one switch over the bindings: NVIDIA's first compile of the test kernel with every
- * atomic took 13 s without it and 32 s with 4-byte serving on an H100 (a general lookup over every
- * binding took 56 s). Define VKSHMEM_HLSL_NO_MAILBOX before the include to leave it out of
- * kernels that never wait for such an atomic. */
+ * small, with one switch over the bindings for the atomic and one for the loads: NVIDIA's first
+ * compile of the test kernel with every atomic took 13 s without it, 31 s with 4-byte serving and
+ * 38 s with 8-byte serving too on an H100 (a general lookup over every binding took 56 s; the two
+ * words read by two atomic switches, 47 s). Define VKSHMEM_HLSL_NO_MAILBOX before the include to
+ * leave it out of kernels that never wait for such an atomic. */
 #ifndef VKSHMEM_HLSL_NO_MAILBOX
 uint vkshmem_mailbox_amo_(uint o, uint op, uint x, uint c) {
     uint r = 0u, b = vkshmem_mb_bind_;
