@@ -43,6 +43,8 @@ public:
     // this PE's device cannot reach it directly.
     std::uint64_t device_address(int pe, Space s) const;
     // Vulkan memory of (pe, space), for device copies; null if none.
+    // Whether another PE of this node uses this PE's device (and the heaps are shared).
+    bool shares_device() const { return shares_device_; }
     const DeviceMemory* device_memory(int pe, Space s) const;
     // Vulkan memory of (pe, space) that this PE's shaders reach directly (its
     // own heaps, peers' heaps imported here), with its whole-heap buffer: the
