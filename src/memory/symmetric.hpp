@@ -42,9 +42,9 @@ public:
     // Device address of (pe, space)'s base as this PE's shaders see it; 0 when
     // this PE's device cannot reach it directly.
     std::uint64_t device_address(int pe, Space s) const;
-    // Vulkan memory of (pe, space), for device copies; null if none.
     // Whether another PE of this node uses this PE's device (and the heaps are shared).
     bool shares_device() const { return shares_device_; }
+    // Vulkan memory of (pe, space), for device copies; null if none.
     const DeviceMemory* device_memory(int pe, Space s) const;
     // Vulkan memory of (pe, space) that this PE's shaders reach directly (its
     // own heaps, peers' heaps imported here), with its whole-heap buffer: the

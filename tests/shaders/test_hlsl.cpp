@@ -485,12 +485,12 @@ TEST_CASE("HLSL: put_signal (SET, ADD, through the proxy where 32-bit atomics ca
     }
 }
 
-// A kernel that waits for 8-byte signals it updates through the proxy: there the proxy makes a
+// A kernel that waits for 8-byte signals it updates through the proxy: on a GPU the proxy makes a
 // device atomic on this PE's device heap, which on NVIDIA only a waiting kernel of the device
 // library can carry out (the AMO mailbox, shaders/README.md); HLSL carries out those that leave
 // the high word as it is. The others (a new high word, a carry) it leaves to the runtime's sweeper
-// kernel, which on NVIDIA waits for this kernel: they run where kernels and the sweeper run side
-// by side (lavapipe).
+// kernel, which on NVIDIA waits for this kernel, so they run only on CPU devices (lavapipe, where
+// the proxy's atomics are CPU atomics).
 TEST_CASE("HLSL: put_signal to this PE, then signal_wait_until for the 8-byte signal; both heaps", "[hlsl]") {
     const Kernel sig(kernel_spv("hlsl_ops_sig_0"));
     const bool gpu = on_gpu();
@@ -515,11 +515,11 @@ TEST_CASE("HLSL: put_signal to this PE, then signal_wait_until for the 8-byte si
             op.push_back(o);
         };
         const std::uint64_t h1 = hi(), h2 = hi();
-        add(h1 | lo(), h1 | lo(), kSignalSet);    // the same high word: the proxy's, kept by HLSL
-        add(lo(), lo(), kSignalSet);              // high words 0
-        add(h2 | small(), small(), kSignalAdd);   // no carry
+        add(h1 | lo(), h1 | lo(), kSignalSet);  // a high word: through the proxy; HLSL keeps it
+        add(lo(), lo(), kSignalSet);            // high words 0
+        add(h2 | small(), small(), kSignalAdd); // no carry
         add(small(), small(), kSignalAdd);
-        if (!gpu) {                               // needs a 64-bit atomic
+        if (!gpu) {                             // these need a 64-bit atomic
             add(hi() | lo(), hi() | lo(), kSignalSet);
             add(hi() | (0xffffff00ull + (g.next() & 0xff)), 0x100 + (g.next() & 0xff), kSignalAdd);
             add(lo(), hi() | lo(), kSignalAdd);
