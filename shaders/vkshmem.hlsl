@@ -381,6 +381,11 @@ uint vkshmem_wait_iters_() {
 void vkshmem_mailbox_serve_(); /* (below, with the address translation) */
 uint vkshmem_first_binding_(int pe, uint space);
 
+/* Keep the lavapipe branch as it is: with the mailbox serving (even reduced to one load and a
+ * conditional return) compiled into it, lavapipe (Mesa 22.3) lost the invocations of a kernel
+ * that called put_signal through the proxy on divergent branches: nothing after those calls ran
+ * and no error was recorded (test_hlsl.cpp's 8-byte signal test, VKSHMEM_FORCE_PROXY=1). There
+ * the serving is not needed: the proxy's atomics on a CPU device's heap are CPU atomics. */
 bool vkshmem_backoff_() {
     float f = vkshmem_spin_, q = vkshmem_spin_q_;
     if (vkshmem_fences_) {
