@@ -42,8 +42,8 @@ public:
     // Device address of (pe, space)'s base as this PE's shaders see it; 0 when
     // this PE's device cannot reach it directly.
     std::uint64_t device_address(int pe, Space s) const;
-    // Whether another PE of this node uses this PE's device (and the heaps are shared).
-    bool shares_device() const { return shares_device_; }
+    // Whether another PE of this node uses this PE's device.
+    bool device_has_peer() const { return device_peer_; }
     // Vulkan memory of (pe, space), for device copies; null if none.
     const DeviceMemory* device_memory(int pe, Space s) const;
     // Vulkan memory of (pe, space) that this PE's shaders reach directly (its
@@ -77,7 +77,8 @@ private:
     SymmetricAllocator alloc_[kSpaceCount];
     std::string desc_[kSpaceCount];
     std::size_t device_alloc_size_ = 0;
-    bool shares_device_ = false;   // another node-local PE uses the same device
+    bool device_peer_ = false;     // another node-local PE uses the same device
+    bool shares_device_ = false;   // ... and VKSHMEM_SHARE_DEVICE_HEAPS shares heaps with it
     bool device_exported_ = false; // the device heap is shared with those PEs
     void* reserved_ = nullptr; // address range of a device heap the CPU cannot map
 };
