@@ -554,22 +554,23 @@ bool vkshmem_local_(uint64_t addr, uint64_t bytes, out uint bf, out uint64_t off
  * words read by two atomic switches, 47 s). Define VKSHMEM_HLSL_NO_MAILBOX before the include to
  * leave it out of kernels that never wait for such an atomic. */
 #ifndef VKSHMEM_HLSL_NO_MAILBOX
+/* X(buffer) for the device heap's binding vkshmem_mb_bind_ (2, 3 or 4: see vkshmem_init). */
+#define VKSHMEM_ON_MAILBOX_HEAP_(X)                                                                          \
+    uint b = vkshmem_mb_bind_;                                                                               \
+    if (false) {                                                                                             \
+    }                                                                                                        \
+    VKSHMEM_ON2_(X) VKSHMEM_ON3_(X) VKSHMEM_ON4_(X)
 uint vkshmem_mailbox_amo_(uint o, uint op, uint x, uint c) {
-    uint r = 0u, b = vkshmem_mb_bind_;
+    uint r = 0u;
 #define VKSHMEM_X_(B) VKSHMEM_AMO_SWITCH_(B, r)
-    if (false) {
-    }
-    VKSHMEM_ON2_(VKSHMEM_X_) VKSHMEM_ON3_(VKSHMEM_X_) VKSHMEM_ON4_(VKSHMEM_X_)
+    VKSHMEM_ON_MAILBOX_HEAP_(VKSHMEM_X_)
 #undef VKSHMEM_X_
     return r;
 }
 uint2 vkshmem_mailbox_ld2_(uint o) {
     uint2 v = uint2(0u, 0u);
-    uint b = vkshmem_mb_bind_;
 #define VKSHMEM_X_(B) v = B.Load2(o);
-    if (false) {
-    }
-    VKSHMEM_ON2_(VKSHMEM_X_) VKSHMEM_ON3_(VKSHMEM_X_) VKSHMEM_ON4_(VKSHMEM_X_)
+    VKSHMEM_ON_MAILBOX_HEAP_(VKSHMEM_X_)
 #undef VKSHMEM_X_
     return v;
 }
