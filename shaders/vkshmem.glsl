@@ -104,6 +104,9 @@ layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer vk
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_ring_ref_ {
     vkshmem_ring_layout r;
 };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkshmem_mailboxes_ref_ {
+    vkshmem_mailbox_entry e[];
+};
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer vkshmem_w32_ { uint v; };
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_w64_ { uint64_t v; };
 /* Volatile views, for reads of memory the host writes while the shader runs (see vkshmem_rd32_). */
@@ -122,7 +125,9 @@ uint vkshmem_flags_, vkshmem_polls_;
 uint vkshmem_slots_, vkshmem_pbytes_;
 uint64_t vkshmem_reqs_, vkshmem_payload_, vkshmem_ring_addr_;
 uint64_t vkshmem_done_addr_, vkshmem_answers_; /* where the proxy's completed and answers are read */
-uint64_t vkshmem_mailbox_ = 0; /* the device's AMO mailbox (vkshmem_mailbox.glsl); 0: none */
+/* The AMO mailboxes this PE's waits carry out (vkshmem_mailbox.glsl; vkshmem_ring_layout) */
+uint64_t vkshmem_mailboxes_ = 0, vkshmem_peers_addr_ = 0;
+uint vkshmem_n_mailboxes_ = 0u;
 float vkshmem_spin_, vkshmem_spin_q_, vkshmem_spin_stop_; /* the back-off chain (vkshmem_backoff_) */
 bool vkshmem_pending_ = false; /* this invocation has proxy tickets that may not be complete */
 uint vkshmem_last_ticket_ = 0u;
@@ -232,12 +237,16 @@ uint vkshmem_wait_iters_() {
 
 /* The back-off between polls. The chain stays positive and the stop value is negative, so this
  * never returns true; the compiler cannot know, so it keeps the chain. On GPUs a waiting
- * invocation also carries out an atomic the host posted for this device (vkshmem_mailbox.glsl):
- * the host's own dispatch of it would wait for this kernel. */
+ * invocation also carries out the atomics that hosts posted for this GPU (vkshmem_mailbox.glsl):
+ * this PE's own, then those of the PEs that share the GPU and its device heaps; the host's own
+ * dispatch of one would wait for this kernel. */
 bool vkshmem_backoff_() {
     float f = vkshmem_spin_, q = vkshmem_spin_q_;
     if (vkshmem_fences_) {
-        if (vkshmem_mailbox_ != uint64_t(0)) vkshmem_mailbox_serve_(vkshmem_mailbox_);
+        for (uint k = 0u; k < vkshmem_n_mailboxes_; ++k) {
+            vkshmem_mailbox_entry e = vkshmem_mailboxes_ref_(vkshmem_mailboxes_).e[k];
+            vkshmem_mailbox_serve_(e.request, e.reply, k == 0u ? uint64_t(0) : vkshmem_peers_addr_);
+        }
         VKSHMEM_STEPS_(VKSHMEM_POLL_DELAY, VKSHMEM_DIV_)
     } else {
         VKSHMEM_STEPS_(VKSHMEM_POLL_DELAY_NOFENCE, VKSHMEM_RSQ_)
@@ -257,6 +266,7 @@ void vkshmem_init(uint64_t state) {
     vkshmem_me_ = -1;
     vkshmem_npes_ = 0;
     vkshmem_pending_ = false;
+    vkshmem_n_mailboxes_ = 0u;
     vkshmem_last_ticket_ = 0u;
     if (state != uint64_t(0)) {
         vkshmem_st_ = vkshmem_state_ref_(state);
@@ -267,7 +277,8 @@ void vkshmem_init(uint64_t state) {
             vkshmem_hsize_ = vkshmem_st_.s.host_size;
             vkshmem_dbase_ = vkshmem_st_.s.device_base;
             vkshmem_dsize_ = vkshmem_st_.s.device_size;
-            vkshmem_peers_ = vkshmem_peers_ref_(vkshmem_st_.s.peers);
+            vkshmem_peers_addr_ = vkshmem_st_.s.peers;
+            vkshmem_peers_ = vkshmem_peers_ref_(vkshmem_peers_addr_);
             vkshmem_flags_ = vkshmem_st_.s.flags;
             vkshmem_polls_ = max(vkshmem_st_.s.wait_polls, 1u);
             vkshmem_spin_ = float(vkshmem_polls_);
@@ -286,7 +297,8 @@ void vkshmem_init(uint64_t state) {
                                                                                   : vkshmem_ring_addr_ + uint64_t(4);
                 vkshmem_answers_ =
                     vkshmem_ring_.r.answers != uint64_t(0) ? vkshmem_ring_.r.answers : vkshmem_payload_;
-                vkshmem_mailbox_ = vkshmem_ring_.r.mailbox;
+                vkshmem_mailboxes_ = vkshmem_ring_.r.mailboxes;
+                vkshmem_n_mailboxes_ = vkshmem_ring_.r.n_mailboxes;
                 /* The copies into and out of payload slots assume 16-byte aligned slots, and
                  * tickets map to slots by masking: anything else leaves the proxy route unusable
                  * (reported as VKSHMEM_ERR_PROXY_TIMEOUT with detail 0). */

@@ -93,8 +93,10 @@
 /* A buffer is named by its binding b: 0 the state block's allocation, 1.. heap segments.
  * VKSHMEM_ON_(X) runs X(buffer) for binding `b` (a variable at the place of use). */
 [[vk::binding(0, VKSHMEM_HLSL_SET)]] globallycoherent RWByteAddressBuffer vkshmem_state_buf_;
-/* The device's AMO mailbox (vkshmem_mailbox.glsl), which the waits serve on GPUs. */
+/* This PE's AMO mailbox (vkshmem_mailbox.glsl): its request and its reply, which the waits serve
+ * on GPUs. */
 [[vk::binding(VKSHMEM_HLSL_MAILBOX_BINDING, VKSHMEM_HLSL_SET)]] globallycoherent RWByteAddressBuffer vkshmem_mailbox_buf_;
+[[vk::binding(VKSHMEM_HLSL_REPLY_BINDING, VKSHMEM_HLSL_SET)]] globallycoherent RWByteAddressBuffer vkshmem_reply_buf_;
 #define VKSHMEM_HEAP_(i) [[vk::binding(i, VKSHMEM_HLSL_SET)]] globallycoherent RWByteAddressBuffer vkshmem_heap##i##_;
 VKSHMEM_HEAP_(1)
 #define VKSHMEM_ON1_(X) else if (b == 1u) { X(vkshmem_heap1_) }
@@ -455,7 +457,7 @@ void vkshmem_init(uint local_index, uint wg_size) {
                 vkshmem_ans_off_ = vkshmem_payload_off_;
             }
             uint mb = vkshmem_first_binding_(vkshmem_me_, 1u);
-            if (vkshmem_sld64_(vkshmem_ring_off_ + 48u) != 0u && vkshmem_nseg_d_ == 1u && mb >= 2u && mb <= 4u) {
+            if (vkshmem_sld_(vkshmem_ring_off_ + 56u) != 0u && vkshmem_nseg_d_ == 1u && mb >= 2u && mb <= 4u) {
                 vkshmem_has_mailbox_ = true;
                 vkshmem_mb_bind_ = mb;
             }
@@ -591,12 +593,12 @@ void vkshmem_mailbox_serve_() {
     uint64_t off = vkshmem_join_(lo, hi) - vkshmem_dbase_;
     if (off >= vkshmem_dsize_) return; /* (aligned to its width, as the heap's size is) */
     uint o = (uint)off;
-    vkshmem_mailbox_buf_.InterlockedOr(24u, 0u, x);
-    vkshmem_mailbox_buf_.InterlockedOr(32u, 0u, c);
+    vkshmem_mailbox_buf_.InterlockedOr(32u, 0u, x);
+    vkshmem_mailbox_buf_.InterlockedOr(40u, 0u, c);
     uint l = 0u, h = 0u;
     if (w == 8u) {
-        vkshmem_mailbox_buf_.InterlockedOr(28u, 0u, xh);
-        vkshmem_mailbox_buf_.InterlockedOr(36u, 0u, ch);
+        vkshmem_mailbox_buf_.InterlockedOr(36u, 0u, xh);
+        vkshmem_mailbox_buf_.InterlockedOr(44u, 0u, ch);
         uint2 v = vkshmem_mailbox_ld2_(o); /* (coherent, after the barrier; the low word checked below) */
         l = v.x;
         h = v.y;
@@ -631,10 +633,10 @@ void vkshmem_mailbox_serve_() {
         vkshmem_mailbox_buf_.InterlockedExchange(4u, p - 1u, r);
         return;
     }
-    vkshmem_mailbox_buf_.InterlockedExchange(40u, old, r);
-    vkshmem_mailbox_buf_.InterlockedExchange(44u, h, r);
+    /* The reply: host memory, plain stores (vkshmem_abi.h) */
+    vkshmem_reply_buf_.Store2(8u, uint2(old, h));
     DeviceMemoryBarrier();
-    vkshmem_mailbox_buf_.InterlockedExchange(8u, p, r);
+    vkshmem_reply_buf_.Store(0u, p);
 #endif
 }
 

@@ -10,7 +10,7 @@
 #define VKSHMEM_ABI_H
 
 #define VKSHMEM_ABI_MAGIC 0x766b7368u /* "vksh" */
-#define VKSHMEM_ABI_VERSION 2u
+#define VKSHMEM_ABI_VERSION 3u
 
 /* vkshmem_state.flags */
 #define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
@@ -64,12 +64,14 @@
  * for shaders: the allocation at vkshmem_ring_layout's completed_at when the ring has one
  * (completed at offset 0, the answers at answers - completed_at), else binding 0's again;
  * bindings 2 .. VKSHMEM_HLSL_HEAP_BINDINGS are heap segments; binding VKSHMEM_HLSL_MAILBOX_BINDING
- * the device's AMO mailbox (vkshmem_ring_layout's mailbox; binding 0's allocation when that is 0).
+ * this PE's AMO mailbox request and VKSHMEM_HLSL_REPLY_BINDING its reply (the ring's first
+ * vkshmem_mailbox_entry; binding 0's allocation when the ring has none).
  * glslang's HLSL front end cannot call methods on an element of an array of buffers, so every
  * segment has a binding of its own. */
 #define VKSHMEM_HLSL_HEAP_BINDINGS 16u
 #define VKSHMEM_HLSL_ANSWERS_BINDING 1u
 #define VKSHMEM_HLSL_MAILBOX_BINDING 17 /* (no suffix: an HLSL [[vk::binding]] takes a plain literal) */
+#define VKSHMEM_HLSL_REPLY_BINDING 18
 #define VKSHMEM_HLSL_NO_SLOT 0xffffffffu /* hlsl map entry of a heap without bindings */
 
 #define VKSHMEM_RING_SLOTS 256u          /* a power of two */
@@ -153,8 +155,10 @@ VKSHMEM_ABI_STRUCT(vkshmem_peer_layout) {
  *   offset 0: head, completed, slots, payload_bytes
  *   offset 16: requests (vkshmem_request[slots]), payload (slots * payload_bytes)
  *   offset 32: completed_at (a u32), answers (slots * payload_bytes)
- *   offset 48: mailbox (vkshmem_mailbox_layout: device atomics the host asks for; 0: none)
- * 56 bytes.
+ *   offset 48: mailboxes (vkshmem_mailbox_entry[n_mailboxes]: the AMO mailboxes that this
+ *              device's library kernels carry out, this PE's first, then those of the PEs that
+ *              share this GPU and its device heaps), n_mailboxes (0: none)
+ * 64 bytes.
  */
 VKSHMEM_ABI_STRUCT(vkshmem_ring_layout) {
     u32 head;
@@ -165,28 +169,46 @@ VKSHMEM_ABI_STRUCT(vkshmem_ring_layout) {
     u64 payload;
     u64 completed_at;
     u64 answers;
-    u64 mailbox;
+    u64 mailboxes;
+    u32 n_mailboxes;
+    u32 pad0;
 };
 
 /*
- * The device's AMO mailbox (vkshmem_mailbox.glsl), in memory where running
- * kernels see host writes at once. The host (one atomic at a time) writes
- * op_width (amo_op | width << 8), target (device address), operand and cond,
- * then posted = its sequence number. The first of the sweeper kernel and the
- * waiting library kernels to move taken from posted - 1 to posted carries it
- * out and writes result, then done = posted.
- *   0: posted, taken, done, op_width   16: target, operand, cond, result
- * 48 bytes.
+ * A PE's AMO mailbox (vkshmem_mailbox.glsl): device atomics its host asks for, one at a time.
+ * The request is in memory where running kernels see the host's writes: a BAR allocation of the
+ * PE's own when its GPU is its alone, written by CPU stores; else the page after its device heap
+ * (which the PEs on that GPU import), written by a copy on the transfer queue, which runs beside
+ * other processes' kernels. The host writes target_pe .. cond, then posted = its sequence number.
+ * The first of the PE's sweeper kernel and the waiting library kernels on that GPU to move taken
+ * from posted - 1 to posted carries it out on `target` (the poster's own device address, for the
+ * poster's kernels and sweeper) or, in another PE's kernel, at target_off in target_pe's device
+ * heap; then it stores result, then done = posted, in the reply: host memory the poster's host
+ * reads (the BAR allocation again, or the poster's host heap), with plain stores, which reach the
+ * host during the dispatch (a GPU's atomics on host memory stay in its cache).
+ *   request  0: posted, taken, target_pe, op_width (amo_op | width << 8)   16: target, target_off
+ *           32: operand, cond
+ *   reply    0: done, pad   8: result
  */
 VKSHMEM_ABI_STRUCT(vkshmem_mailbox_layout) {
     u32 posted;
     u32 taken;
-    u32 done;
+    i32 target_pe;
     u32 op_width;
     u64 target;
+    u64 target_off;
     u64 operand;
     u64 cond;
+};
+VKSHMEM_ABI_STRUCT(vkshmem_mailbox_reply) {
+    u32 done;
+    u32 pad;
     u64 result;
+};
+/* Where a kernel finds one mailbox: its request and its reply (device addresses). */
+VKSHMEM_ABI_STRUCT(vkshmem_mailbox_entry) {
+    u64 request;
+    u64 reply;
 };
 
 /*
@@ -218,8 +240,10 @@ VKSHMEM_ABI_STRUCT(vkshmem_request_layout) {
 #ifdef __cplusplus
 static_assert(sizeof(vkshmem_state_layout) == 96);
 static_assert(sizeof(vkshmem_peer_layout) == 16);
-static_assert(sizeof(vkshmem_ring_layout) == 56);
+static_assert(sizeof(vkshmem_ring_layout) == 64);
 static_assert(sizeof(vkshmem_mailbox_layout) == 48);
+static_assert(sizeof(vkshmem_mailbox_reply) == 16);
+static_assert(sizeof(vkshmem_mailbox_entry) == 16);
 static_assert(sizeof(vkshmem_request_layout) == 64);
 } /* namespace vkshmem::abi */
 #else

@@ -214,8 +214,8 @@ std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64
     if (!m || !m->address) unreachable(t, pe, call);
     if (width != 4 && width != 8)
         fatal(call, "a {}-byte atomic on a device heap: only 4- and 8-byte atomics run on the device", width);
-    auto r = g_runtime->device()->atomic(m->address + t.offset, static_cast<unsigned>(op),
-                                         static_cast<unsigned>(width), operand, cond);
+    auto r = g_runtime->device()->atomic(m->address + t.offset, t.space == kDeviceHeap ? pe : -1, t.offset,
+                                         static_cast<unsigned>(op), static_cast<unsigned>(width), operand, cond);
     if (!r && r.error().vk_result == VK_ERROR_DEVICE_LOST && g_runtime->memory().device_has_peer())
         // Seen on 2 x H200 with 2 PEs per GPU, and on one H100 with private device heaps: the
         // atomic's sweeper waited behind the other PE's running kernel until the driver gave up

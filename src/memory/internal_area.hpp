@@ -58,6 +58,11 @@ constexpr int kAmChannels = 2;
 struct alignas(64) InternalArea {
     AmInbox inbox;
     AmChannel channel[kAmChannels];
+    // The reply half of this PE's AMO mailbox where the PEs on its GPU share
+    // it (vkshmem_mailbox_reply in shaders/vkshmem_abi.h): kernels store the
+    // result here, which the host sees during their dispatch. Aligned for a
+    // storage-buffer descriptor (the HLSL library binds it).
+    alignas(256) std::uint64_t amo_reply[2];
 };
 
 // After the InternalArea, each channel's staging area: the data of a message

@@ -3,9 +3,11 @@
 #include "bootstrap/bootstrap.hpp"
 #include "core/log.hpp"
 #include "memory/fd_exchange.hpp"
+#include "vkshmem_abi.h"
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstring>
 #include <fmt/format.h>
 #include <sys/mman.h>
@@ -126,7 +128,11 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
             // puts stay CPU stores (DESIGN §1).
             const bool exportable =
                 dev_->is_cpu() || shares_device_ || dev_->exportable_is_mappable(dev_size);
-            auto vk = dev_->allocate_device_heap(dev_size, exportable);
+            // PEs sharing a GPU and its heaps share their AMO mailboxes too: each
+            // in the page after its owner's heap (amo.cpp; not for CPU devices,
+            // whose heaps take CPU atomics).
+            if (shares_device_ && !dev_->is_cpu()) mailbox_tail_ = page_size();
+            auto vk = dev_->allocate_device_heap(dev_size + mailbox_tail_, exportable);
             if (!vk) return make_error(fmt::format("device heap: {}", vk.error().message), vk.error().vk_result);
             device_vk_ = *vk;
             device_exported_ = exportable;
@@ -155,6 +161,14 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
         }
         g_state.space[kDeviceHeap].size = dev_size;
         alloc_[kDeviceHeap] = SymmetricAllocator(dev_size);
+        if (mailbox_tail_) {
+            const abi::vkshmem_mailbox_layout zero{};
+            if (auto r = dev_->write(device_vk_, dev_size, &zero, sizeof zero); !r)
+                return make_error(fmt::format("the AMO mailbox after the device heap: {}", r.error().message),
+                                  r.error().vk_result);
+            constexpr std::size_t at = offsetof(InternalArea, amo_reply);
+            dev_->share_amo_mailbox(device_vk_, dev_size, host_vk_, at, host_.base() + at);
+        }
     } else {
         desc_[kDeviceHeap] = "disabled (VKSHMEM_DEVICE_HEAP_SIZE=0)";
     }
@@ -386,6 +400,18 @@ std::uint64_t SymmetricMemory::device_address(int pe, Space s) const {
     if (s == kHostHeap) return pe == my_pe_ ? host_vk_.address : peer_host_vk_[up].address;
     if (s == kDeviceHeap) return pe == my_pe_ ? device_vk_.address : peer_device_vk_[up].address;
     return 0;
+}
+
+std::uint64_t SymmetricMemory::mailbox_request(int pe) const {
+    if (!mailbox_tail_) return 0;
+    const DeviceMemory& m = pe == my_pe_ ? device_vk_ : peer_device_vk_[static_cast<std::size_t>(pe)];
+    const std::size_t at = g_state.space[kDeviceHeap].size;
+    return m.address && m.size >= at + sizeof(abi::vkshmem_mailbox_layout) ? m.address + at : 0;
+}
+
+std::uint64_t SymmetricMemory::mailbox_reply(int pe) const {
+    const std::uint64_t host = device_address(pe, kHostHeap);
+    return mailbox_tail_ && host ? host + offsetof(InternalArea, amo_reply) : 0;
 }
 
 const DeviceMemory* SymmetricMemory::device_memory(int pe, Space s) const {

@@ -44,6 +44,14 @@ public:
     std::uint64_t device_address(int pe, Space s) const;
     // Whether another PE of this node uses this PE's device.
     bool device_has_peer() const { return device_peer_; }
+    // Whether the AMO mailboxes of the PEs on this GPU are shared: each in the
+    // page after its owner's device heap (and its reply in the owner's
+    // InternalArea), so that any of their kernels carries out any of them.
+    bool mailboxes_shared() const { return mailbox_tail_ != 0; }
+    // Where a PE's shared mailbox is, as this PE's device addresses (0 when
+    // this PE does not reach it).
+    std::uint64_t mailbox_request(int pe) const;
+    std::uint64_t mailbox_reply(int pe) const;
     // Vulkan memory of (pe, space), for device copies; null if none.
     const DeviceMemory* device_memory(int pe, Space s) const;
     // Vulkan memory of (pe, space) that this PE's shaders reach directly (its
@@ -80,6 +88,7 @@ private:
     bool device_peer_ = false;     // another node-local PE uses the same device
     bool shares_device_ = false;   // ... and VKSHMEM_SHARE_DEVICE_HEAPS shares heaps with it
     bool device_exported_ = false; // the device heap is shared with those PEs
+    std::size_t mailbox_tail_ = 0; // bytes after the device heap for the AMO mailbox
     void* reserved_ = nullptr; // address range of a device heap the CPU cannot map
 };
 

@@ -44,7 +44,8 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     L.requests = align_up(L.ring + sizeof(vkshmem_ring_layout), 64);
     L.payload = align_up(L.requests + sizeof(vkshmem_request_layout) * VKSHMEM_RING_SLOTS, 256);
     L.hlsl_map = L.payload + std::size_t(VKSHMEM_RING_SLOTS) * VKSHMEM_RING_PAYLOAD_BYTES;
-    L.total = L.hlsl_map + sizeof(std::uint32_t) * 2 * static_cast<std::size_t>(n);
+    L.mailboxes = align_up(L.hlsl_map + sizeof(std::uint32_t) * 2 * static_cast<std::size_t>(n), 16);
+    L.total = L.mailboxes + sizeof(vkshmem_mailbox_entry) * static_cast<std::size_t>(n);
     auto block = dev.allocate_mapped(L.total, VulkanDevice::MappedUse::HostReads);
     if (!block) return make_error(fmt::format("device state block: {}", block.error().message));
     p->block_ = *block;
@@ -76,7 +77,20 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     ring->payload_bytes = VKSHMEM_RING_PAYLOAD_BYTES;
     ring->requests = a + L.requests;
     ring->payload = a + L.payload;
-    ring->mailbox = dev.amo_mailbox();
+    // The AMO mailboxes this device's kernels carry out: this PE's, then
+    // those of the PEs that share its GPU and their mailboxes.
+    const VulkanDevice::AmoMailbox own = dev.amo_mailbox();
+    if (own.request) {
+        auto* mb = reinterpret_cast<vkshmem_mailbox_entry*>(p->base_ + L.mailboxes);
+        std::uint32_t k = 0;
+        mb[k++] = {own.request, own.reply};
+        for (int pe = 0; pe < n && mem.mailboxes_shared(); ++pe) {
+            if (pe == g_state.my_pe || !mem.mailbox_request(pe) || !mem.mailbox_reply(pe)) continue;
+            mb[k++] = {mem.mailbox_request(pe), mem.mailbox_reply(pe)};
+        }
+        ring->mailboxes = a + L.mailboxes;
+        ring->n_mailboxes = k;
+    }
     // completed and the answers again where a running shader sees host
     // writes at once (vkshmem_ring_layout); without such memory, shaders read
     // them above.
@@ -97,10 +111,10 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
             if (const DeviceMemory* m = mem.shader_memory(pe, s))
                 heaps[static_cast<std::size_t>(pe * 2 + (s == kHostHeap ? 0 : 1))] = {m->buffer, mem.heap_size(s)};
     const ShaderDescriptors::Heap answers{p->ans_ ? p->answers_.buffer : VK_NULL_HANDLE, answers_bytes};
-    const ShaderDescriptors::Heap mailbox{ring->mailbox ? dev.amo_mailbox_buffer() : VK_NULL_HANDLE,
-                                          sizeof(vkshmem_mailbox_layout)};
-    auto descriptors =
-        ShaderDescriptors::create(dev, p->block_.buffer, L.total, answers, mailbox, heaps, g_state.my_pe);
+    const ShaderDescriptors::Heap mailbox{own.request_buffer, sizeof(vkshmem_mailbox_layout), own.request_offset};
+    const ShaderDescriptors::Heap reply{own.reply_buffer, sizeof(vkshmem_mailbox_reply), own.reply_offset};
+    auto descriptors = ShaderDescriptors::create(dev, p->block_.buffer, L.total, answers, mailbox, reply, heaps,
+                                                 g_state.my_pe);
     if (!descriptors) return make_error(fmt::format("HLSL descriptor set: {}", descriptors.error().message));
     p->descriptors_ = std::move(*descriptors);
     st->self = a;

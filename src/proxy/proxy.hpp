@@ -58,7 +58,7 @@ private:
     char* ans_ = nullptr;
     char* base_ = nullptr; // mapped block_
     struct Layout {
-        std::size_t state, peers, ring, requests, payload, hlsl_map, total;
+        std::size_t state, peers, ring, requests, payload, hlsl_map, mailboxes, total;
     } at_{};
     std::uint32_t next_ = 0; // next ticket to serve
     std::atomic<bool> stop_{false};

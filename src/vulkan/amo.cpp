@@ -1,8 +1,9 @@
 // Host-initiated atomics on device memory that the CPU may not touch
-// atomically (a GPU's BAR). The host posts the atomic in the device's mailbox
-// and submits the sweeper kernel (kernels/amo.comp); a kernel of the device
-// library that is waiting while it runs takes it first, so a kernel that waits
-// for an atomic the proxy makes for it does not wait for itself
+// atomically (a GPU's BAR, or memory it cannot map). The host posts the atomic
+// in its PE's mailbox and submits the sweeper kernel (kernels/amo.comp); a
+// kernel of the device library that is waiting on this GPU takes it first, so
+// a kernel that waits for an atomic the proxy makes for it does not wait for
+// itself, nor for another PE's kernel that holds the GPU
 // (shaders/vkshmem_mailbox.glsl).
 #include "vulkan/device.hpp"
 
@@ -20,9 +21,9 @@ namespace vkshmem {
 namespace {
 // Must match the push constant block of kernels/amo.comp.
 struct AmoPush {
-    std::uint64_t mailbox;
+    std::uint64_t request, reply;
 };
-static_assert(sizeof(AmoPush) == 8);
+static_assert(sizeof(AmoPush) == 16);
 
 template <class T> std::atomic_ref<T> word(void* mailbox, std::size_t off) {
     return std::atomic_ref<T>(*reinterpret_cast<T*>(static_cast<char*>(mailbox) + off));
@@ -52,14 +53,22 @@ Result<void> VulkanDevice::ensure_amo_pipeline() {
     if ((r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cp, nullptr, &amo_pipeline_)) != VK_SUCCESS)
         return make_error(fmt::format("vkCreateComputePipelines(amo): {}", vk_result_name(r)), r);
 
-    // The mailbox, where running kernels see host writes at once (the BAR on
-    // a GPU); the sweeper's command buffer, recorded once and resubmitted.
-    auto mb = allocate_mapped(sizeof(abi::vkshmem_mailbox_layout), MappedUse::ShaderReads);
-    if (!mb) return make_error(fmt::format("AMO mailbox: {}", mb.error().message));
-    amo_mailbox_ = *mb;
-    std::memset(amo_mailbox_.mapped, 0, sizeof(abi::vkshmem_mailbox_layout));
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    const AmoPush push{amo_mailbox_.address};
+    // The mailbox, unless share_amo_mailbox placed it: request and reply in
+    // one allocation where running kernels see host writes at once (the BAR
+    // on a GPU); the sweeper's command buffer, recorded once and resubmitted.
+    if (!amo_at_.request) {
+        using M = abi::vkshmem_mailbox_layout;
+        auto mb = allocate_mapped(sizeof(M) + sizeof(abi::vkshmem_mailbox_reply), MappedUse::ShaderReads);
+        if (!mb) return make_error(fmt::format("AMO mailbox: {}", mb.error().message));
+        amo_mailbox_ = *mb;
+        std::memset(amo_mailbox_.mapped, 0, amo_mailbox_.size);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        amo_at_ = {amo_mailbox_.address, amo_mailbox_.address + sizeof(M), amo_mailbox_.buffer, amo_mailbox_.buffer,
+                   0, sizeof(M)};
+        amo_request_host_ = amo_mailbox_.mapped;
+        amo_reply_host_ = static_cast<char*>(amo_mailbox_.mapped) + sizeof(M);
+    }
+    const AmoPush push{amo_at_.request, amo_at_.reply};
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     vkBeginCommandBuffer(amo_.cmd, &bi);
     vkCmdBindPipeline(amo_.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, amo_pipeline_);
@@ -75,38 +84,79 @@ Result<void> VulkanDevice::ensure_amo_pipeline() {
     return {};
 }
 
-std::uint64_t VulkanDevice::amo_mailbox() {
+void VulkanDevice::share_amo_mailbox(const DeviceMemory& heap, std::size_t offset, const DeviceMemory& reply_mem,
+                                     std::size_t reply_offset, void* reply_host) {
+    std::lock_guard lk(copy_mu_);
+    amo_at_ = {heap.address + offset, reply_mem.address + reply_offset, heap.buffer, reply_mem.buffer, offset,
+               reply_offset};
+    amo_request_host_ = nullptr;
+    amo_reply_host_ = reply_host;
+}
+
+VulkanDevice::AmoMailbox VulkanDevice::amo_mailbox() {
     std::lock_guard lk(copy_mu_);
     if (auto r = ensure_amo_pipeline(); !r) {
         VKSHMEM_DEBUG("device: no AMO mailbox: {}", r.error().message);
-        return 0;
+        return {};
     }
-    return amo_mailbox_.address;
+    return amo_at_;
 }
 
-Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, unsigned op, unsigned width, std::uint64_t operand,
-                                           std::uint64_t cond) {
+Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, int target_pe, std::uint64_t target_off,
+                                           unsigned op, unsigned width, std::uint64_t operand, std::uint64_t cond) {
     using M = abi::vkshmem_mailbox_layout;
+    using R = abi::vkshmem_mailbox_reply;
     std::lock_guard lk(copy_mu_);
     if (auto r = ensure_amo_pipeline(); !r) return r.error();
-    void* mb = amo_mailbox_.mapped;
     const std::uint32_t seq = ++amo_seq_;
-    word<std::uint64_t>(mb, offsetof(M, target)).store(address, std::memory_order_relaxed);
-    word<std::uint64_t>(mb, offsetof(M, operand)).store(operand, std::memory_order_relaxed);
-    word<std::uint64_t>(mb, offsetof(M, cond)).store(cond, std::memory_order_relaxed);
-    word<std::uint32_t>(mb, offsetof(M, op_width)).store(op | width << 8, std::memory_order_relaxed);
-    // The fields before `posted`, and all of it out of the write-combining
-    // buffers now: a release store orders neither.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    word<std::uint32_t>(mb, offsetof(M, posted)).store(seq, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    auto done = [&] { return word<std::uint32_t>(mb, offsetof(M, done)).load(std::memory_order_acquire) == seq; };
-    auto taken = [&] { return word<std::uint32_t>(mb, offsetof(M, taken)).load(std::memory_order_acquire) == seq; };
+    M req{};
+    req.target_pe = target_pe;
+    req.op_width = op | width << 8;
+    req.target = address;
+    req.target_off = target_off;
+    req.operand = operand;
+    req.cond = cond;
+    constexpr std::size_t kFields = offsetof(M, target_pe); // what precedes them: posted, taken
+    if (void* mb = amo_request_host_) {
+        std::memcpy(static_cast<char*>(mb) + kFields, reinterpret_cast<const char*>(&req) + kFields,
+                    sizeof(M) - kFields);
+        // The fields before `posted`, and all of it out of the write-combining
+        // buffers now: a release store orders neither.
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        word<std::uint32_t>(mb, offsetof(M, posted)).store(seq, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+    } else {
+        // A request in device memory the CPU cannot map: two updates by the
+        // copy queue, whose copies run beside running kernels (of other
+        // processes too), the fields strictly before `posted`.
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        vkBeginCommandBuffer(copy_.cmd, &bi);
+        vkCmdUpdateBuffer(copy_.cmd, amo_at_.request_buffer, amo_at_.request_offset + kFields, sizeof(M) - kFields,
+                          reinterpret_cast<const char*>(&req) + kFields);
+        VkMemoryBarrier bar{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        bar.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        bar.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        vkCmdPipelineBarrier(copy_.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &bar, 0,
+                             nullptr, 0, nullptr);
+        vkCmdUpdateBuffer(copy_.cmd, amo_at_.request_buffer, amo_at_.request_offset + offsetof(M, posted),
+                          sizeof(std::uint32_t), &seq);
+        if (auto r = submit_and_wait(copy_, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT); !r)
+            return make_error(fmt::format("device atomic: posting it: {}", r.error().message), r.error().vk_result);
+    }
+    void* rp = amo_reply_host_;
+    auto done = [&] { return word<std::uint32_t>(rp, offsetof(R, done)).load(std::memory_order_acquire) == seq; };
+    auto taken = [&] {
+        return amo_request_host_ &&
+               word<std::uint32_t>(amo_request_host_, offsetof(M, taken)).load(std::memory_order_acquire) == seq;
+    };
     // A sweeper still queued from an earlier atomic (behind a running kernel
     // that served that one) serves this one when it runs. Another is
     // submitted whenever none is queued and nobody holds this one: one that
     // ran before this was posted did not serve it, and a waiting HLSL kernel
     // hands back an 8-byte atomic it took when the word changed under it.
+    // (Where the request is not mapped, `taken` cannot be read: a sweeper
+    // that finds it taken does nothing.)
     while (!done()) {
         if (sweeper_pending_) {
             const VkResult s = vkGetFenceStatus(device_, amo_.fence);
@@ -127,7 +177,7 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, unsigned op, u
         }
         std::this_thread::yield();
     }
-    std::uint64_t old = word<std::uint64_t>(mb, offsetof(M, result)).load(std::memory_order_relaxed);
+    std::uint64_t old = word<std::uint64_t>(rp, offsetof(R, result)).load(std::memory_order_relaxed);
     if (width == 4) old &= 0xffffffffu;
     return old;
 }

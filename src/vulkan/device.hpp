@@ -112,17 +112,28 @@ public:
     Result<void> copy(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src, std::size_t src_off,
                       std::size_t n);
 
-    // One atomic on device memory at `address` (a buffer device address),
-    // posted in the device's AMO mailbox and carried out by the sweeper
-    // kernel or by a waiting kernel of the device library, whichever comes
-    // first (amo.cpp, shaders/vkshmem_mailbox.glsl). op is api::detail::AmoOp's
-    // value; width 4 or 8. Returns the old value.
-    Result<std::uint64_t> atomic(std::uint64_t address, unsigned op, unsigned width, std::uint64_t operand,
-                                 std::uint64_t cond);
-    // The mailbox's device address, for the device library (0 when it cannot be made).
-    std::uint64_t amo_mailbox();
-    // Its buffer (the HLSL library binds it), once amo_mailbox() returned non-zero.
-    VkBuffer amo_mailbox_buffer() const { return amo_mailbox_.buffer; }
+    // One atomic on device memory at `address` (a buffer device address;
+    // `target_off` in the device heap of `target_pe`, or target_pe -1 where
+    // it is in none), posted in this PE's AMO mailbox and carried out by the
+    // sweeper kernel or by a waiting kernel of the device library on this
+    // GPU, whichever comes first (amo.cpp, shaders/vkshmem_mailbox.glsl). op
+    // is api::detail::AmoOp's value; width 4 or 8. Returns the old value.
+    Result<std::uint64_t> atomic(std::uint64_t address, int target_pe, std::uint64_t target_off, unsigned op,
+                                 unsigned width, std::uint64_t operand, std::uint64_t cond);
+    // Where this PE's mailbox is, for the device library (request 0: none).
+    struct AmoMailbox {
+        std::uint64_t request = 0, reply = 0; // device addresses
+        VkBuffer request_buffer = VK_NULL_HANDLE, reply_buffer = VK_NULL_HANDLE;
+        std::size_t request_offset = 0, reply_offset = 0;
+    };
+    AmoMailbox amo_mailbox();
+    // Puts the mailbox where the other PEs on this GPU reach it, so that
+    // their kernels carry out its atomics too: the request at `offset` of
+    // `heap` (exported device memory, which the host writes by copies), the
+    // reply at `reply_offset` of host memory `reply_mem`, mapped here at
+    // `reply_host`. Before the first amo_mailbox() or atomic().
+    void share_amo_mailbox(const DeviceMemory& heap, std::size_t offset, const DeviceMemory& reply_mem,
+                           std::size_t reply_offset, void* reply_host);
 
 private:
     VulkanDevice() = default;
@@ -180,7 +191,10 @@ private:
     VkShaderModule amo_module_ = VK_NULL_HANDLE;
     VkPipelineLayout amo_layout_ = VK_NULL_HANDLE;
     VkPipeline amo_pipeline_ = VK_NULL_HANDLE;
-    DeviceMemory amo_mailbox_;
+    DeviceMemory amo_mailbox_; // the mailbox's own allocation, when not shared
+    AmoMailbox amo_at_;
+    void* amo_request_host_ = nullptr; // the request, where the CPU writes it (else by copies)
+    void* amo_reply_host_ = nullptr;
     std::uint32_t amo_seq_ = 0;     // the last atomic posted
     bool sweeper_pending_ = false;  // amo_'s submission has not finished
 };

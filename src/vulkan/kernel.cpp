@@ -13,13 +13,13 @@ namespace vkshmem {
 
 Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevice& dev, VkBuffer state,
                                                                      std::size_t state_bytes, Heap answers,
-                                                                     Heap mailbox, const std::vector<Heap>& heaps,
-                                                                     int my_pe) {
+                                                                     Heap mailbox, Heap reply,
+                                                                     const std::vector<Heap>& heaps, int my_pe) {
     std::unique_ptr<ShaderDescriptors> s(new ShaderDescriptors(dev));
     VkDevice d = dev.device();
     constexpr std::uint32_t kHeapEnd = 1 + VKSHMEM_HLSL_HEAP_BINDINGS; // bindings below it: state, answers, heaps
-    static_assert(VKSHMEM_HLSL_MAILBOX_BINDING == kHeapEnd);
-    constexpr std::uint32_t kBindings = kHeapEnd + 1;
+    static_assert(VKSHMEM_HLSL_MAILBOX_BINDING == kHeapEnd && VKSHMEM_HLSL_REPLY_BINDING == kHeapEnd + 1);
+    constexpr std::uint32_t kBindings = kHeapEnd + 2;
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(dev.physical(), &props);
     if (props.limits.maxPerStageDescriptorStorageBuffers < kBindings)
@@ -61,8 +61,11 @@ Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevic
         }
     }
     s->used_ = next - 1;
-    if (answers.buffer) infos[VKSHMEM_HLSL_ANSWERS_BINDING] = {answers.buffer, 0, answers.size};
-    if (mailbox.buffer) infos[VKSHMEM_HLSL_MAILBOX_BINDING] = {mailbox.buffer, 0, mailbox.size};
+    if (answers.buffer) infos[VKSHMEM_HLSL_ANSWERS_BINDING] = {answers.buffer, answers.offset, answers.size};
+    if (mailbox.buffer && reply.buffer) {
+        infos[VKSHMEM_HLSL_MAILBOX_BINDING] = {mailbox.buffer, mailbox.offset, mailbox.size};
+        infos[VKSHMEM_HLSL_REPLY_BINDING] = {reply.buffer, reply.offset, reply.size};
+    }
 
     std::vector<VkDescriptorSetLayoutBinding> bindings(kBindings);
     for (std::uint32_t b = 0; b < kBindings; ++b)

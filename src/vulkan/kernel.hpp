@@ -21,15 +21,16 @@ public:
     struct Heap {
         VkBuffer buffer = VK_NULL_HANDLE; // null: not reachable directly
         std::size_t size = 0;
+        std::size_t offset = 0; // (for answers, mailbox and reply)
     };
     // heaps[pe * 2 + space]; this PE's own heaps get bindings first, then the
     // other PEs' in the order my_pe + 1, my_pe + 2, ... while bindings last.
-    // `answers` is bound at VKSHMEM_HLSL_ANSWERS_BINDING and `mailbox` (the
-    // device's AMO mailbox) at VKSHMEM_HLSL_MAILBOX_BINDING (`state` again
-    // where null).
+    // `answers` is bound at VKSHMEM_HLSL_ANSWERS_BINDING, `mailbox` and
+    // `reply` (this PE's AMO mailbox) at VKSHMEM_HLSL_MAILBOX_BINDING and
+    // VKSHMEM_HLSL_REPLY_BINDING (`state` again where null).
     static Result<std::unique_ptr<ShaderDescriptors>> create(VulkanDevice& dev, VkBuffer state, std::size_t state_bytes,
-                                                             Heap answers, Heap mailbox, const std::vector<Heap>& heaps,
-                                                             int my_pe);
+                                                             Heap answers, Heap mailbox, Heap reply,
+                                                             const std::vector<Heap>& heaps, int my_pe);
     ~ShaderDescriptors();
     VkDescriptorSetLayout layout() const { return layout_; }
     VkDescriptorSet set() const { return set_; }

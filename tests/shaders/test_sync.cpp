@@ -8,6 +8,8 @@
 #include "shader_sync_kernels.hpp"
 
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -285,6 +287,61 @@ TEST_CASE("a wait that cannot complete is reported by vkshmemx_dispatch", "[wait
     ivar.store(0, ~std::uint64_t{0});
     CHECK(k.run(1, p) == 0);
     shmem_barrier_all();
+}
+
+// The host (not a shader) writes a peer's flag while that peer's kernel waits for it: a put, and
+// an atomic set, which on a GPU's device heap is a device atomic (the AMO mailbox). Even PEs
+// wait, each odd PE writes its left neighbour after a delay. Where the two share a GPU, the
+// waiting kernel holds the GPU: the put's copy and the atomic must reach it nonetheless.
+TEST_CASE("a host put or atomic on a peer's flag while the peer's kernel waits for it", "[live][host]") {
+    const int n = spmd::npes(), me = spmd::me();
+    if (n < 2) {
+        report("skipped the host-to-running-kernel test: it needs 2 PEs");
+        return;
+    }
+    const Kernel k(kernel_spv("sync_wait_misc_0"));
+    const bool waiter = me % 2 == 0 && me + 1 < n, writer = me % 2 == 1;
+    for (Space s : kSpaces) {
+        if (s == Space::Host && on_gpu()) {
+            // A GPU's running shader need not see host writes to a host heap (shaders/README.md).
+            report("skipped the host heap: a GPU's running shader need not see host writes to it");
+            continue;
+        }
+        for (bool atomic : {false, true}) {
+            INFO("space: " << spmd::name(s) << (atomic ? ", shmem_uint64_atomic_set" : ", shmem_uint64_p"));
+            spmd::SymArray<std::uint64_t> flag(s, 1);
+            spmd::SymArray<double> took(Space::Host, 1); // the writer's call, in us
+            flag.store(0, 0);
+            took.store(0, -1);
+            shmem_barrier_all();
+            double ms = 0;
+            if (waiter) {
+                Push p;
+                p.arg0 = dev(flag.get());
+                p.mode = 2; // invocation 0 waits until the flag is ~0
+                const Kernel::Outcome o = k.run_capturing(1, p);
+                INFO("vkshmemx_dispatch printed: " << o.text);
+                CHECK(o.rc == 0);
+                ms = o.ms;
+            } else if (writer) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                const auto t0 = std::chrono::steady_clock::now();
+                if (atomic) shmem_uint64_atomic_set(flag.get(), ~std::uint64_t{0}, me - 1);
+                else shmem_uint64_p(flag.get(), ~std::uint64_t{0}, me - 1);
+                shmem_quiet();
+                shmem_double_p(took.get(),
+                               std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count(),
+                               me - 1);
+            }
+            shmem_barrier_all();
+            if (waiter) {
+                CHECK(flag.load(0) == ~std::uint64_t{0});
+                report("%s: PE %d's %s took %.1f us, 20 ms into PE %d's dispatch of %.1f ms", spmd::name(s), me + 1,
+                       atomic ? "shmem_uint64_atomic_set" : "shmem_uint64_p", took.load(0), me, ms);
+            }
+            shmem_barrier_all();
+        }
+    }
 }
 
 TEST_CASE("live, all PEs at once: shmem_barrier_all_wg rounds, a put_signal ring", "[live]") {

@@ -1,5 +1,5 @@
-// The sweeper: carries out the atomic posted in the device's AMO mailbox unless
-// a waiting kernel of the device library already took it (vkshmem_mailbox.glsl).
+// The sweeper: carries out the atomic posted in this PE's AMO mailbox unless a
+// waiting kernel of the device library already took it (vkshmem_mailbox.glsl).
 // One invocation. Host-initiated AMOs on a device heap need it where the CPU
 // reaches the heap only through a GPU's BAR, whose CPU atomics are not atomic
 // with respect to the device.
@@ -15,7 +15,8 @@ layout(local_size_x = 1) in;
 
 // Must match the push constant of VulkanDevice::atomic (vulkan/amo.cpp).
 layout(push_constant) uniform Push {
-    uint64_t mailbox;
+    uint64_t request;
+    uint64_t reply;
 } pc;
 
-void main() { vkshmem_mailbox_serve_(pc.mailbox); }
+void main() { vkshmem_mailbox_serve_(pc.request, pc.reply, 0ul); }
