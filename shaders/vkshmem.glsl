@@ -842,6 +842,11 @@ uint64_t vkshmem_g64_(uint64_t src, int pe) { return vkshmem_gw_(src, pe, 8u); }
 uint64_t vkshmem_amo_(uint64_t dest, uint op, uint64_t operand, uint64_t cond, int pe, bool fetch, uint width) {
     uint64_t remote;
     uint route = vkshmem_route_(dest, uint64_t(width), pe, true, remote);
+    /* Several GPUs on this node: a host heap's atomics by the proxies' CPU atomics, which are
+     * atomic with each other, as two GPUs' atomics there are not (VKSHMEM_FLAG_HOST_AMO_PROXY). */
+    if (route == VKSHMEM_ROUTE_DIRECT_ && (vkshmem_flags_ & VKSHMEM_FLAG_HOST_AMO_PROXY) != 0u &&
+        dest - vkshmem_hbase_ < vkshmem_hsize_ && vkshmem_slots_ != 0u)
+        route = VKSHMEM_ROUTE_PROXY_;
     if (route == VKSHMEM_ROUTE_PROXY_) {
         bool ok;
         uint64_t v = vkshmem_proxy_small_(VKSHMEM_OP_AMO, pe, width, dest, operand, cond, op, width, fetch, ok);

@@ -502,8 +502,11 @@ uint vkshmem_first_binding_(int pe, uint space) {
 }
 
 /* Where [addr, addr + bytes) of PE pe is: DIRECT (binding bf, offset off), PROXY, or NONE (bad PE
- * or address; recorded as an error when report). */
-uint vkshmem_route_(uint64_t addr, uint64_t bytes, int pe, bool report, out uint bf, out uint64_t off) {
+ * or address; recorded as an error when report). For an AMO (amo), PROXY also on a host heap
+ * where this node's PEs use several GPUs: the proxies' CPU atomics are atomic with each other,
+ * two GPUs' atomics there are not (VKSHMEM_FLAG_HOST_AMO_PROXY). */
+uint vkshmem_route_(uint64_t addr, uint64_t bytes, int pe, bool report, out uint bf, out uint64_t off,
+                    bool amo = false) {
     bf = 0u;
     off = 0u;
     if (!vkshmem_ok_) return VKSHMEM_ROUTE_NONE_;
@@ -518,7 +521,8 @@ uint vkshmem_route_(uint64_t addr, uint64_t bytes, int pe, bool report, out uint
     }
     uint64_t base = vkshmem_sld64_(vkshmem_peers_off_ + uint(pe) * 16u + space * 8u);
     if (base != 0u) bf = vkshmem_first_binding_(pe, space);
-    if (bf == 0u || (vkshmem_flags_ & VKSHMEM_FLAG_FORCE_PROXY) != 0u) {
+    if (bf == 0u || (vkshmem_flags_ & VKSHMEM_FLAG_FORCE_PROXY) != 0u ||
+        (amo && space == 0u && (vkshmem_flags_ & VKSHMEM_FLAG_HOST_AMO_PROXY) != 0u)) {
         bf = 0u;
         if (vkshmem_slots_ == 0u) {
             if (report) vkshmem_error_(VKSHMEM_ERR_PROXY_TIMEOUT, 0u);
@@ -541,8 +545,9 @@ bool vkshmem_local_(uint64_t addr, uint64_t bytes, out uint bf, out uint64_t off
 }
 
 /* The AMO mailbox (vkshmem_mailbox.glsl, same protocol): a waiting invocation carries out an
- * atomic the host posted for this device, which the host's own dispatch of it would wait for on
- * NVIDIA; where this PE's device heap is one segment at binding 2, 3 or 4 (vkshmem_init finds it;
+ * atomic the host posted in this PE's mailbox (bindings 17 and 18; not those of other PEs on this
+ * GPU, which GLSL kernels serve), which the host's own dispatch of it would wait for on NVIDIA;
+ * where this PE's device heap is one segment at binding 2, 3 or 4 (vkshmem_init finds it;
  * on GPUs a segment spans 4 GiB). 4-byte atomics run as they are. glslang's HLSL has no 64-bit
  * Interlocked, so an 8-byte one runs as a compare-and-swap of the low word, and only where it
  * leaves the high word as it is (a signal set below 2^32 or to a value of the same high word, an
@@ -917,7 +922,7 @@ void shmem_fence() {
 void vkshmem_signal_(uint64_t sig_addr, uint64_t value, uint sig_op, int pe) {
     uint bf;
     uint64_t off;
-    uint route = vkshmem_route_(sig_addr, 8u, pe, true, bf, off);
+    uint route = vkshmem_route_(sig_addr, 8u, pe, true, bf, off, true);
     if (route == VKSHMEM_ROUTE_NONE_) return;
     uint amo = sig_op == VKSHMEM_SIGNAL_ADD ? VKSHMEM_AMO_ADD : VKSHMEM_AMO_SET;
     if (route == VKSHMEM_ROUTE_DIRECT_ && vkshmem_hi_(value) == 0u) {
@@ -1099,7 +1104,7 @@ uint64_t vkshmem_g64_(uint64_t src, int pe) { return vkshmem_gw_(src, pe, 8u); }
 uint vkshmem_amo32_(uint64_t dest, uint op, uint operand, uint cond, int pe, bool fetch) {
     uint bf;
     uint64_t off;
-    uint route = vkshmem_route_(dest, 4u, pe, true, bf, off);
+    uint route = vkshmem_route_(dest, 4u, pe, true, bf, off, true);
     if (route == VKSHMEM_ROUTE_PROXY_) {
         bool ok;
         return (uint)vkshmem_proxy_small_(VKSHMEM_OP_AMO, pe, 4u, dest, vkshmem_u64_(operand), vkshmem_u64_(cond),

@@ -14,6 +14,9 @@
 
 /* vkshmem_state.flags */
 #define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
+/* This node's PEs use several GPUs: AMOs on host heaps go through the proxy (a GPU performs its
+ * atomics on host memory in its own cache, so two GPUs' are not atomic with each other). */
+#define VKSHMEM_FLAG_HOST_AMO_PROXY 2u
 
 /* The device library's specialization constant (constant_id, a 4-byte VkBool32; default true):
  * whether it may use device-scope memory barriers (memoryBarrierBuffer, acquire/release atomics).

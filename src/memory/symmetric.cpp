@@ -75,12 +75,16 @@ Result<std::unique_ptr<SymmetricMemory>> SymmetricMemory::create(const Config& c
     }
     std::vector<DeviceId> ids(static_cast<std::size_t>(m->n_pes_), none);
     if (auto r = boot.allgather(&mine, sizeof mine, ids.data()); !r) return r.error();
-    for (int p : boot.local_peers())
-        if (p != m->my_pe_ && dev && ids[static_cast<std::size_t>(p)].present &&
-            std::memcmp(ids[static_cast<std::size_t>(p)].uuid, mine.uuid, VK_UUID_SIZE) == 0) {
+    for (int p : boot.local_peers()) {
+        const DeviceId& id = ids[static_cast<std::size_t>(p)];
+        if (p == m->my_pe_ || !dev || !id.present) continue;
+        if (std::memcmp(id.uuid, mine.uuid, VK_UUID_SIZE) == 0) {
             m->device_peer_ = true;
             if (cfg.VKSHMEM_SHARE_DEVICE_HEAPS) m->shares_device_ = true;
+        } else if (!dev->is_cpu()) {
+            m->other_gpus_ = true;
         }
+    }
     if (auto r = m->create_local(cfg, boot); !r) return r.error();
     if (auto r = m->exchange(cfg, boot); !r) return r.error();
     g_state.local_unmapped = false;

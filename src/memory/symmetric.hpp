@@ -44,6 +44,10 @@ public:
     std::uint64_t device_address(int pe, Space s) const;
     // Whether another PE of this node uses this PE's device.
     bool device_has_peer() const { return device_peer_; }
+    // Whether PEs of this node use other GPUs than this PE's: a GPU performs
+    // its atomics on host memory in its own cache, so shaders' atomics on
+    // host heaps then go through the proxy (VKSHMEM_FLAG_HOST_AMO_PROXY).
+    bool node_has_other_gpus() const { return other_gpus_; }
     // Whether the AMO mailboxes of the PEs on this GPU are shared: each in the
     // page after its owner's device heap (and its reply in the owner's
     // InternalArea), so that any of their kernels carries out any of them.
@@ -86,6 +90,7 @@ private:
     std::string desc_[kSpaceCount];
     std::size_t device_alloc_size_ = 0;
     bool device_peer_ = false;     // another node-local PE uses the same device
+    bool other_gpus_ = false;      // another node-local PE uses another GPU
     bool shares_device_ = false;   // ... and VKSHMEM_SHARE_DEVICE_HEAPS shares heaps with it
     bool device_exported_ = false; // the device heap is shared with those PEs
     std::size_t mailbox_tail_ = 0; // bytes after the device heap for the AMO mailbox

@@ -117,6 +117,7 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, int target_pe,
     req.operand = operand;
     req.cond = cond;
     constexpr std::size_t kFields = offsetof(M, target_pe); // what precedes them: posted, taken
+    bool posting = false; // the copy that posts it is in flight
     if (void* mb = amo_request_host_) {
         std::memcpy(static_cast<char*>(mb) + kFields, reinterpret_cast<const char*>(&req) + kFields,
                     sizeof(M) - kFields);
@@ -141,9 +142,29 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, int target_pe,
                              nullptr, 0, nullptr);
         vkCmdUpdateBuffer(copy_.cmd, amo_at_.request_buffer, amo_at_.request_offset + offsetof(M, posted),
                           sizeof(std::uint32_t), &seq);
-        if (auto r = submit_and_wait(copy_, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT); !r)
-            return make_error(fmt::format("device atomic: posting it: {}", r.error().message), r.error().vk_result);
+        vkEndCommandBuffer(copy_.cmd);
+        // Not waited for here: the reply says when it has landed (and been
+        // carried out); the fence is waited for before copy_ is used again.
+        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &copy_.cmd;
+        if (VkResult r = vkQueueSubmit(copy_.queue, 1, &si, copy_.fence); r != VK_SUCCESS) {
+            vkResetCommandBuffer(copy_.cmd, 0);
+            return make_error(fmt::format("device atomic: posting it: {}", vk_result_name(r)), r);
+        }
+        posting = true;
     }
+    // copy_ free again for the next user (device copies, the next atomic).
+    struct PostDone {
+        VulkanDevice* d;
+        bool& on;
+        ~PostDone() {
+            if (!on) return;
+            vkWaitForFences(d->device_, 1, &d->copy_.fence, VK_TRUE, UINT64_MAX);
+            vkResetFences(d->device_, 1, &d->copy_.fence);
+            vkResetCommandBuffer(d->copy_.cmd, 0);
+        }
+    } post_done{this, posting};
     void* rp = amo_reply_host_;
     auto done = [&] { return word<std::uint32_t>(rp, offsetof(R, done)).load(std::memory_order_acquire) == seq; };
     auto taken = [&] {
