@@ -104,7 +104,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer vk
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_ring_ref_ {
     vkshmem_ring_layout r;
 };
-layout(buffer_reference, std430, buffer_reference_align = 16) buffer vkshmem_mailboxes_ref_ {
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkshmem_mailboxes_ref_ {
     vkshmem_mailbox_entry e[];
 };
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer vkshmem_w32_ { uint v; };
@@ -245,7 +245,7 @@ bool vkshmem_backoff_() {
     if (vkshmem_fences_) {
         for (uint k = 0u; k < vkshmem_n_mailboxes_; ++k) {
             vkshmem_mailbox_entry e = vkshmem_mailboxes_ref_(vkshmem_mailboxes_).e[k];
-            vkshmem_mailbox_serve_(e.request, e.reply, k == 0u ? uint64_t(0) : vkshmem_peers_addr_);
+            vkshmem_mailbox_serve_(e.request, e.claim, e.reply, k == 0u ? uint64_t(0) : vkshmem_peers_addr_);
         }
         VKSHMEM_STEPS_(VKSHMEM_POLL_DELAY, VKSHMEM_DIV_)
     } else {

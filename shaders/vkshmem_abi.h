@@ -67,8 +67,9 @@
  * for shaders: the allocation at vkshmem_ring_layout's completed_at when the ring has one
  * (completed at offset 0, the answers at answers - completed_at), else binding 0's again;
  * bindings 2 .. VKSHMEM_HLSL_HEAP_BINDINGS are heap segments; binding VKSHMEM_HLSL_MAILBOX_BINDING
- * this PE's AMO mailbox request and VKSHMEM_HLSL_REPLY_BINDING its reply (the ring's first
- * vkshmem_mailbox_entry; binding 0's allocation when the ring has none).
+ * this PE's AMO mailbox request (the copy after the device heap where there is one, whose `taken`
+ * is the claim word) and VKSHMEM_HLSL_REPLY_BINDING its reply (binding 0's allocation when the
+ * ring lists no mailbox).
  * glslang's HLSL front end cannot call methods on an element of an array of buffers, so every
  * segment has a binding of its own. */
 #define VKSHMEM_HLSL_HEAP_BINDINGS 16u
@@ -179,16 +180,18 @@ VKSHMEM_ABI_STRUCT(vkshmem_ring_layout) {
 
 /*
  * A PE's AMO mailbox (vkshmem_mailbox.glsl): device atomics its host asks for, one at a time.
- * The request is in memory where running kernels see the host's writes: a BAR allocation of the
- * PE's own when its GPU is its alone, written by CPU stores; else the page after its device heap
- * (which the PEs on that GPU import), written by a copy on the transfer queue, which runs beside
- * other processes' kernels. The host writes target_pe .. cond, then posted = its sequence number.
- * The first of the PE's sweeper kernel and the waiting library kernels on that GPU to move taken
- * from posted - 1 to posted carries it out on `target` (the poster's own device address, for the
- * poster's kernels and sweeper) or, in another PE's kernel, at target_off in target_pe's device
- * heap; then it stores result, then done = posted, in the reply: host memory the poster's host
- * reads (the BAR allocation again, or the poster's host heap), with plain stores, which reach the
- * host during the dispatch (a GPU's atomics on host memory stay in its cache).
+ * The request is in memory where running kernels see the host's writes: DEVICE_LOCAL|HOST_VISIBLE
+ * memory of the PE's own (the BAR on a GPU), written by CPU stores. Where PEs share a GPU and its
+ * device heaps, a copy of it is also in the page after the PE's device heap (which the others
+ * import), written by a copy on the transfer queue, which runs beside other processes' kernels,
+ * and the claim word is that copy's `taken`. The host writes target_pe .. cond, then posted =
+ * its sequence number. The first of the PE's sweeper kernel and the waiting library kernels on
+ * that GPU to move the claim word from posted - 1 to posted carries it out on `target` (the
+ * poster's own device address, for the poster's kernels and sweeper) or, in another PE's kernel,
+ * at target_off in target_pe's device heap; then it stores result, then done = posted, in the
+ * reply: host memory the poster's host reads (the BAR allocation again, or the poster's host
+ * heap), with plain stores, which reach the host during the dispatch (a GPU's atomics on host
+ * memory stay in its cache).
  *   request  0: posted, taken, target_pe, op_width (amo_op | width << 8)   16: target, target_off
  *           32: operand, cond
  *   reply    0: done, pad   8: result
@@ -208,9 +211,11 @@ VKSHMEM_ABI_STRUCT(vkshmem_mailbox_reply) {
     u32 pad;
     u64 result;
 };
-/* Where a kernel finds one mailbox: its request and its reply (device addresses). */
+/* Where a kernel finds one mailbox (device addresses): its request, its claim word (the `taken`
+ * of the request or of its copy after the device heap) and its reply. */
 VKSHMEM_ABI_STRUCT(vkshmem_mailbox_entry) {
     u64 request;
+    u64 claim;
     u64 reply;
 };
 
@@ -246,7 +251,7 @@ static_assert(sizeof(vkshmem_peer_layout) == 16);
 static_assert(sizeof(vkshmem_ring_layout) == 64);
 static_assert(sizeof(vkshmem_mailbox_layout) == 48);
 static_assert(sizeof(vkshmem_mailbox_reply) == 16);
-static_assert(sizeof(vkshmem_mailbox_entry) == 16);
+static_assert(sizeof(vkshmem_mailbox_entry) == 24);
 static_assert(sizeof(vkshmem_request_layout) == 64);
 } /* namespace vkshmem::abi */
 #else

@@ -43,17 +43,18 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkshmem_mb64
     case 7u: old = atomicXor(w, x); break;                                                           \
     }
 
-/* Carries out the atomic posted in the mailbox at `request` if nobody has taken it yet; true if
- * this invocation did. `peers` is 0 for this PE's own mailbox (its target is an address of this
+/* Carries out the atomic posted in the mailbox at `request` if nobody has taken it yet (the word
+ * at `claim` is posted - 1); true if this invocation did. `peers` is 0 for this PE's own mailbox (its target is an address of this
  * device), else this PE's peer table (vkshmem_peer_layout[]), which gives the target PE's device
  * heap here; a mailbox whose target this PE does not reach is left to others. The request lives
  * where running kernels see the host's writes; every access to it is atomic so none is served
  * from a stale cache line. The reply is host memory, written with plain stores (see
  * vkshmem_abi.h). */
-bool vkshmem_mailbox_serve_(uint64_t request, uint64_t reply, uint64_t peers) {
+bool vkshmem_mailbox_serve_(uint64_t request, uint64_t claim, uint64_t reply, uint64_t peers) {
     vkshmem_mailbox_ref_ m = vkshmem_mailbox_ref_(request);
+    vkshmem_mb32_ taken = vkshmem_mb32_(claim);
     uint p = atomicAdd(m.posted, 0u);
-    if (p == 0u || atomicAdd(m.taken, 0u) != p - 1u) return false;
+    if (p == 0u || atomicAdd(taken.v, 0u) != p - 1u) return false;
     memoryBarrierBuffer();
     uint64_t target = atomicAdd(m.target, uint64_t(0));
     if (peers != uint64_t(0)) {
@@ -62,7 +63,7 @@ bool vkshmem_mailbox_serve_(uint64_t request, uint64_t reply, uint64_t peers) {
         if (base == uint64_t(0)) return false;
         target = base + atomicAdd(m.target_off, uint64_t(0));
     }
-    if (atomicCompSwap(m.taken, p - 1u, p) != p - 1u) return false;
+    if (atomicCompSwap(taken.v, p - 1u, p) != p - 1u) return false;
     memoryBarrierBuffer();
     uint ow = atomicAdd(m.op_width, 0u);
     uint op = ow & 255u;

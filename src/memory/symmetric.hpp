@@ -52,8 +52,9 @@ public:
     // page after its owner's device heap (and its reply in the owner's
     // InternalArea), so that any of their kernels carries out any of them.
     bool mailboxes_shared() const { return mailbox_tail_ != 0; }
-    // Where a PE's shared mailbox is, as this PE's device addresses (0 when
-    // this PE does not reach it).
+    // Where a PE's shared mailbox is (the request's copy after its device
+    // heap, the reply in its host heap), as this PE's device addresses (0
+    // when this PE does not reach it).
     std::uint64_t mailbox_request(int pe) const;
     std::uint64_t mailbox_reply(int pe) const;
     // Vulkan memory of (pe, space), for device copies; null if none.

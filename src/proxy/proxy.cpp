@@ -84,10 +84,11 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     if (own.request) {
         auto* mb = reinterpret_cast<vkshmem_mailbox_entry*>(p->base_ + L.mailboxes);
         std::uint32_t k = 0;
-        mb[k++] = {own.request, own.reply};
+        mb[k++] = {own.request, own.claim, own.reply};
         for (int pe = 0; pe < n && mem.mailboxes_shared(); ++pe) {
-            if (pe == g_state.my_pe || !mem.mailbox_request(pe) || !mem.mailbox_reply(pe)) continue;
-            mb[k++] = {mem.mailbox_request(pe), mem.mailbox_reply(pe)};
+            const std::uint64_t req = mem.mailbox_request(pe), reply = mem.mailbox_reply(pe);
+            if (pe == g_state.my_pe || !req || !reply) continue;
+            mb[k++] = {req, req + offsetof(vkshmem_mailbox_layout, taken), reply};
         }
         ring->mailboxes = a + L.mailboxes;
         ring->n_mailboxes = k;
@@ -112,7 +113,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
             if (const DeviceMemory* m = mem.shader_memory(pe, s))
                 heaps[static_cast<std::size_t>(pe * 2 + (s == kHostHeap ? 0 : 1))] = {m->buffer, mem.heap_size(s)};
     const ShaderDescriptors::Heap answers{p->ans_ ? p->answers_.buffer : VK_NULL_HANDLE, answers_bytes};
-    const ShaderDescriptors::Heap mailbox{own.request_buffer, sizeof(vkshmem_mailbox_layout), own.request_offset};
+    const ShaderDescriptors::Heap mailbox{own.claimed_buffer, sizeof(vkshmem_mailbox_layout), own.claimed_offset};
     const ShaderDescriptors::Heap reply{own.reply_buffer, sizeof(vkshmem_mailbox_reply), own.reply_offset};
     auto descriptors = ShaderDescriptors::create(dev, p->block_.buffer, L.total, answers, mailbox, reply, heaps,
                                                  g_state.my_pe);

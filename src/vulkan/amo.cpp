@@ -21,9 +21,9 @@ namespace vkshmem {
 namespace {
 // Must match the push constant block of kernels/amo.comp.
 struct AmoPush {
-    std::uint64_t request, reply;
+    std::uint64_t request, claim, reply;
 };
-static_assert(sizeof(AmoPush) == 16);
+static_assert(sizeof(AmoPush) == 24);
 
 template <class T> std::atomic_ref<T> word(void* mailbox, std::size_t off) {
     return std::atomic_ref<T>(*reinterpret_cast<T*>(static_cast<char*>(mailbox) + off));
@@ -53,22 +53,26 @@ Result<void> VulkanDevice::ensure_amo_pipeline() {
     if ((r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cp, nullptr, &amo_pipeline_)) != VK_SUCCESS)
         return make_error(fmt::format("vkCreateComputePipelines(amo): {}", vk_result_name(r)), r);
 
-    // The mailbox, unless share_amo_mailbox placed it: request and reply in
-    // one allocation where running kernels see host writes at once (the BAR
-    // on a GPU); the sweeper's command buffer, recorded once and resubmitted.
-    if (!amo_at_.request) {
-        using M = abi::vkshmem_mailbox_layout;
-        auto mb = allocate_mapped(sizeof(M) + sizeof(abi::vkshmem_mailbox_reply), MappedUse::ShaderReads);
-        if (!mb) return make_error(fmt::format("AMO mailbox: {}", mb.error().message));
-        amo_mailbox_ = *mb;
-        std::memset(amo_mailbox_.mapped, 0, amo_mailbox_.size);
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        amo_at_ = {amo_mailbox_.address, amo_mailbox_.address + sizeof(M), amo_mailbox_.buffer, amo_mailbox_.buffer,
-                   0, sizeof(M)};
-        amo_request_host_ = amo_mailbox_.mapped;
+    // The request (and the reply, unless shared) where running kernels see
+    // host writes at once (the BAR on a GPU); the sweeper's command buffer,
+    // recorded once and resubmitted.
+    using M = abi::vkshmem_mailbox_layout;
+    auto mb = allocate_mapped(sizeof(M) + sizeof(abi::vkshmem_mailbox_reply), MappedUse::ShaderReads);
+    if (!mb) return make_error(fmt::format("AMO mailbox: {}", mb.error().message));
+    amo_mailbox_ = *mb;
+    std::memset(amo_mailbox_.mapped, 0, amo_mailbox_.size);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const std::uint64_t own = amo_mailbox_.address;
+    if (amo_shared_.buffer) {
+        amo_at_ = {own, amo_shared_.address + offsetof(M, taken), amo_shared_.reply_address, amo_shared_.buffer,
+                   amo_shared_.reply_buffer, amo_shared_.offset, amo_shared_.reply_offset};
+        amo_reply_host_ = amo_shared_.reply_host;
+    } else {
+        amo_at_ = {own, own + offsetof(M, taken), own + sizeof(M), amo_mailbox_.buffer, amo_mailbox_.buffer, 0,
+                   sizeof(M)};
         amo_reply_host_ = static_cast<char*>(amo_mailbox_.mapped) + sizeof(M);
     }
-    const AmoPush push{amo_at_.request, amo_at_.reply};
+    const AmoPush push{amo_at_.request, amo_at_.claim, amo_at_.reply};
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     vkBeginCommandBuffer(amo_.cmd, &bi);
     vkCmdBindPipeline(amo_.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, amo_pipeline_);
@@ -87,10 +91,18 @@ Result<void> VulkanDevice::ensure_amo_pipeline() {
 void VulkanDevice::share_amo_mailbox(const DeviceMemory& heap, std::size_t offset, const DeviceMemory& reply_mem,
                                      std::size_t reply_offset, void* reply_host) {
     std::lock_guard lk(copy_mu_);
-    amo_at_ = {heap.address + offset, reply_mem.address + reply_offset, heap.buffer, reply_mem.buffer, offset,
-               reply_offset};
-    amo_request_host_ = nullptr;
-    amo_reply_host_ = reply_host;
+    amo_shared_ = {heap.buffer,          offset,
+                   heap.address + offset, reply_mem.buffer,
+                   reply_offset,         reply_mem.address + reply_offset,
+                   reply_host};
+}
+
+void VulkanDevice::settle_copy() {
+    if (!copy_pending_) return;
+    vkWaitForFences(device_, 1, &copy_.fence, VK_TRUE, UINT64_MAX);
+    vkResetFences(device_, 1, &copy_.fence);
+    vkResetCommandBuffer(copy_.cmd, 0);
+    copy_pending_ = false;
 }
 
 VulkanDevice::AmoMailbox VulkanDevice::amo_mailbox() {
@@ -108,6 +120,7 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, int target_pe,
     using R = abi::vkshmem_mailbox_reply;
     std::lock_guard lk(copy_mu_);
     if (auto r = ensure_amo_pipeline(); !r) return r.error();
+    settle_copy();
     const std::uint32_t seq = ++amo_seq_;
     M req{};
     req.target_pe = target_pe;
@@ -117,67 +130,55 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, int target_pe,
     req.operand = operand;
     req.cond = cond;
     constexpr std::size_t kFields = offsetof(M, target_pe); // what precedes them: posted, taken
-    bool posting = false; // the copy that posts it is in flight
-    if (void* mb = amo_request_host_) {
-        std::memcpy(static_cast<char*>(mb) + kFields, reinterpret_cast<const char*>(&req) + kFields,
-                    sizeof(M) - kFields);
-        // The fields before `posted`, and all of it out of the write-combining
-        // buffers now: a release store orders neither.
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        word<std::uint32_t>(mb, offsetof(M, posted)).store(seq, std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-    } else {
-        // A request in device memory the CPU cannot map: two updates by the
-        // copy queue, whose copies run beside running kernels (of other
-        // processes too), the fields strictly before `posted`.
+    void* mb = amo_mailbox_.mapped;
+    std::memcpy(static_cast<char*>(mb) + kFields, reinterpret_cast<const char*>(&req) + kFields, sizeof(M) - kFields);
+    // The fields before `posted`, and all of it out of the write-combining
+    // buffers now: a release store orders neither.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    word<std::uint32_t>(mb, offsetof(M, posted)).store(seq, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (amo_shared_.buffer) {
+        // The copy for the other PEs' kernels: two updates by the copy
+        // queue, whose copies run beside running kernels (of other
+        // processes too), the fields strictly before `posted`. Not waited
+        // for: the next user of copy_ does (settle_copy).
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         vkBeginCommandBuffer(copy_.cmd, &bi);
-        vkCmdUpdateBuffer(copy_.cmd, amo_at_.request_buffer, amo_at_.request_offset + kFields, sizeof(M) - kFields,
+        vkCmdUpdateBuffer(copy_.cmd, amo_shared_.buffer, amo_shared_.offset + kFields, sizeof(M) - kFields,
                           reinterpret_cast<const char*>(&req) + kFields);
         VkMemoryBarrier bar{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
         bar.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
         bar.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
         vkCmdPipelineBarrier(copy_.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &bar, 0,
                              nullptr, 0, nullptr);
-        vkCmdUpdateBuffer(copy_.cmd, amo_at_.request_buffer, amo_at_.request_offset + offsetof(M, posted),
+        vkCmdUpdateBuffer(copy_.cmd, amo_shared_.buffer, amo_shared_.offset + offsetof(M, posted),
                           sizeof(std::uint32_t), &seq);
         vkEndCommandBuffer(copy_.cmd);
-        // Not waited for here: the reply says when it has landed (and been
-        // carried out); the fence is waited for before copy_ is used again.
         VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
         si.commandBufferCount = 1;
         si.pCommandBuffers = &copy_.cmd;
         if (VkResult r = vkQueueSubmit(copy_.queue, 1, &si, copy_.fence); r != VK_SUCCESS) {
+            // This PE's kernels and sweeper still see the request.
             vkResetCommandBuffer(copy_.cmd, 0);
-            return make_error(fmt::format("device atomic: posting it: {}", vk_result_name(r)), r);
+            VKSHMEM_DEBUG("device atomic: posting the shared copy: {}", vk_result_name(r));
+        } else {
+            copy_pending_ = true;
         }
-        posting = true;
     }
-    // copy_ free again for the next user (device copies, the next atomic).
-    struct PostDone {
-        VulkanDevice* d;
-        bool& on;
-        ~PostDone() {
-            if (!on) return;
-            vkWaitForFences(d->device_, 1, &d->copy_.fence, VK_TRUE, UINT64_MAX);
-            vkResetFences(d->device_, 1, &d->copy_.fence);
-            vkResetCommandBuffer(d->copy_.cmd, 0);
-        }
-    } post_done{this, posting};
     void* rp = amo_reply_host_;
     auto done = [&] { return word<std::uint32_t>(rp, offsetof(R, done)).load(std::memory_order_acquire) == seq; };
+    // (Where the claim word is the shared copy's, the CPU cannot read it: a
+    // sweeper that finds the atomic taken does nothing.)
     auto taken = [&] {
-        return amo_request_host_ &&
-               word<std::uint32_t>(amo_request_host_, offsetof(M, taken)).load(std::memory_order_acquire) == seq;
+        return !amo_shared_.buffer &&
+               word<std::uint32_t>(mb, offsetof(M, taken)).load(std::memory_order_acquire) == seq;
     };
     // A sweeper still queued from an earlier atomic (behind a running kernel
     // that served that one) serves this one when it runs. Another is
     // submitted whenever none is queued and nobody holds this one: one that
     // ran before this was posted did not serve it, and a waiting HLSL kernel
     // hands back an 8-byte atomic it took when the word changed under it.
-    // (Where the request is not mapped, `taken` cannot be read: a sweeper
-    // that finds it taken does nothing.)
     while (!done()) {
         if (sweeper_pending_) {
             const VkResult s = vkGetFenceStatus(device_, amo_.fence);

@@ -120,18 +120,21 @@ public:
     // is api::detail::AmoOp's value; width 4 or 8. Returns the old value.
     Result<std::uint64_t> atomic(std::uint64_t address, int target_pe, std::uint64_t target_off, unsigned op,
                                  unsigned width, std::uint64_t operand, std::uint64_t cond);
-    // Where this PE's mailbox is, for the device library (request 0: none).
+    // Where this PE's mailbox is, for the device library (request 0: none):
+    // the vkshmem_mailbox_entry of this PE's own kernels, and for the HLSL
+    // library the request that holds the claim word, and the reply.
     struct AmoMailbox {
-        std::uint64_t request = 0, reply = 0; // device addresses
-        VkBuffer request_buffer = VK_NULL_HANDLE, reply_buffer = VK_NULL_HANDLE;
-        std::size_t request_offset = 0, reply_offset = 0;
+        std::uint64_t request = 0, claim = 0, reply = 0; // device addresses
+        VkBuffer claimed_buffer = VK_NULL_HANDLE, reply_buffer = VK_NULL_HANDLE;
+        std::size_t claimed_offset = 0, reply_offset = 0;
     };
     AmoMailbox amo_mailbox();
-    // Puts the mailbox where the other PEs on this GPU reach it, so that
-    // their kernels carry out its atomics too: the request at `offset` of
-    // `heap` (exported device memory, which the host writes by copies), the
-    // reply at `reply_offset` of host memory `reply_mem`, mapped here at
-    // `reply_host`. Before the first amo_mailbox() or atomic().
+    // Makes the mailbox one that the other PEs on this GPU reach, so that
+    // their kernels carry out its atomics too: a copy of the request at
+    // `offset` of `heap` (exported device memory, which the host writes by
+    // copies), whose `taken` is the claim word; the reply at `reply_offset`
+    // of host memory `reply_mem`, mapped here at `reply_host`. Before the
+    // first amo_mailbox() or atomic().
     void share_amo_mailbox(const DeviceMemory& heap, std::size_t offset, const DeviceMemory& reply_mem,
                            std::size_t reply_offset, void* reply_host);
 
@@ -191,10 +194,21 @@ private:
     VkShaderModule amo_module_ = VK_NULL_HANDLE;
     VkPipelineLayout amo_layout_ = VK_NULL_HANDLE;
     VkPipeline amo_pipeline_ = VK_NULL_HANDLE;
-    DeviceMemory amo_mailbox_; // the mailbox's own allocation, when not shared
+    // Waits for an atomic's posting copy still in flight on copy_ (amo.cpp).
+    void settle_copy();
+    DeviceMemory amo_mailbox_; // the request (and the reply, unless shared), written by the CPU
+    struct {
+        VkBuffer buffer = VK_NULL_HANDLE; // the request's copy for the other PEs (none: null)
+        std::size_t offset = 0;
+        std::uint64_t address = 0;
+        VkBuffer reply_buffer = VK_NULL_HANDLE; // the reply in host memory
+        std::size_t reply_offset = 0;
+        std::uint64_t reply_address = 0;
+        void* reply_host = nullptr;
+    } amo_shared_;
     AmoMailbox amo_at_;
-    void* amo_request_host_ = nullptr; // the request, where the CPU writes it (else by copies)
     void* amo_reply_host_ = nullptr;
+    bool copy_pending_ = false; // copy_ carries a posting copy not yet waited for
     std::uint32_t amo_seq_ = 0;     // the last atomic posted
     bool sweeper_pending_ = false;  // amo_'s submission has not finished
 };

@@ -22,6 +22,7 @@ Result<void> VulkanDevice::ensure_staging() {
 
 Result<void> VulkanDevice::submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off,
                                        std::size_t n) {
+    settle_copy();
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     vkBeginCommandBuffer(copy_.cmd, &bi);

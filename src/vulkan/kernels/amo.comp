@@ -16,7 +16,8 @@ layout(local_size_x = 1) in;
 // Must match the push constant of VulkanDevice::atomic (vulkan/amo.cpp).
 layout(push_constant) uniform Push {
     uint64_t request;
+    uint64_t claim;
     uint64_t reply;
 } pc;
 
-void main() { vkshmem_mailbox_serve_(pc.request, pc.reply, 0ul); }
+void main() { vkshmem_mailbox_serve_(pc.request, pc.claim, pc.reply, 0ul); }
