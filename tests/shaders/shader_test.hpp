@@ -111,6 +111,15 @@ inline bool same_device(int pe) {
     return device_of()[static_cast<std::size_t>(pe)] == device_of()[static_cast<std::size_t>(spmd::me())];
 }
 
+// Whether this PE is on a GPU and other PEs on other GPUs: then shaders' AMOs on host heaps go
+// through the proxy (shaders/README.md, "Atomics on a host heap across GPUs"). Collective the
+// first time.
+inline bool on_several_gpus() {
+    bool other = false;
+    for (int pe = 0; pe < spmd::npes(); ++pe) other = other || !same_device(pe);
+    return other && on_gpu();
+}
+
 // Device-side waits for another PE's running shader need the PEs' shaders to run at the same
 // time: on a CPU device (lavapipe, one process and one worker thread per PE) when there are at
 // least as many CPUs as PEs; on GPUs when no two PEs share one, since a GPU's driver time-slices
