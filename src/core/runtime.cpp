@@ -80,6 +80,10 @@ std::string config_error(Config& cfg) {
     if (cfg.VKSHMEM_DEVICE_ROUTE != "auto" && cfg.VKSHMEM_DEVICE_ROUTE != "bar" && cfg.VKSHMEM_DEVICE_ROUTE != "copy")
         return fmt::format("VKSHMEM_DEVICE_ROUTE: malformed value '{}': expected auto, bar or copy",
                            cfg.VKSHMEM_DEVICE_ROUTE);
+    if (cfg.VKSHMEM_HOST_AMO_ROUTE != "auto" && cfg.VKSHMEM_HOST_AMO_ROUTE != "direct" &&
+        cfg.VKSHMEM_HOST_AMO_ROUTE != "proxy")
+        return fmt::format("VKSHMEM_HOST_AMO_ROUTE: malformed value '{}': expected auto, direct or proxy",
+                           cfg.VKSHMEM_HOST_AMO_ROUTE);
     return {};
 }
 } // namespace

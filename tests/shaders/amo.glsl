@@ -9,6 +9,9 @@
 //            (me + global id) % n_pes: pc.mode 0: long fetch_add(1) on the uint64 at pc.arg0;
 //            1: int fetch_inc on the 32-bit word at pc.arg0 + 8; 2: uint64 add(global id + 1)
 //            on the uint64 at pc.arg0 + 16. Fetched values go to pc.arg1[global id].
+//            3: invocation 0 alone does a long fetch_add(1) on this PE's uint64 at pc.arg0 and
+//            writes to pc.arg1 how many proxy ring tickets it took (the library's ring head
+//            before and after: a white-box check of the route).
 layout(local_size_x = 64) in;
 #include "vkshmem.glsl"
 #include "common.glsl"
@@ -50,7 +53,13 @@ void main() {
     uint i = gl_GlobalInvocationID.x;
 #if defined(VARIANT_CONTEND)
     int pe = int((uint(shmem_my_pe()) + i) % uint(shmem_n_pes()));
-    if (pc.mode == 0u) {
+    if (pc.mode == 3u) {
+        if (i == 0u) {
+            uint before = atomicAdd(vkshmem_ring_.r.head, 0u);
+            shmem_long_atomic_fetch_add(pc.arg0, int64_t(1), shmem_my_pe());
+            L64(pc.arg1).v = uint64_t(atomicAdd(vkshmem_ring_.r.head, 0u) - before);
+        }
+    } else if (pc.mode == 0u) {
         L64(pc.arg1 + 8ul * i).v = uint64_t(shmem_long_atomic_fetch_add(pc.arg0, int64_t(1), pe));
     } else if (pc.mode == 1u) {
         L64(pc.arg1 + 8ul * i).v = uint64_t(uint(shmem_int_atomic_fetch_inc(pc.arg0 + 8ul, pe)));

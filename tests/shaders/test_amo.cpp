@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
 #include <vector>
 
 namespace {
@@ -160,6 +161,29 @@ TEST_CASE("bitwise AMOs: fetch_and/or/xor and and/or/xor of every type, both hea
               {{0, Kind::FetchAnd, true, "fetch_and"}, {1, Kind::And, false, "and"},
                {2, Kind::FetchOr, true, "fetch_or"}, {3, Kind::Or, false, "or"},
                {4, Kind::FetchXor, true, "fetch_xor"}, {5, Kind::Xor, false, "xor"}});
+}
+
+// VKSHMEM_HOST_AMO_ROUTE (default auto: through the proxy where this node's PEs use several
+// GPUs), VKSHMEM_FORCE_PROXY: whether a shader's AMO on its own host heap took a proxy ticket.
+TEST_CASE("an AMO on a host heap takes the route VKSHMEM_HOST_AMO_ROUTE gives", "[amo][route]") {
+    const Kernel k(kernel_spv("amo_contend_0"));
+    const char* e = std::getenv("VKSHMEM_HOST_AMO_ROUTE");
+    const std::string route = e && *e ? e : "auto";
+    const bool proxied = force_proxy() || route == "proxy" || (route == "auto" && on_several_gpus());
+    spmd::SymArray<std::uint64_t> ctr(Space::Host, 1), tickets(Space::Host, 1);
+    const std::uint64_t start = spmd::shared_key();
+    ctr.store(0, start);
+    tickets.store(0, ~std::uint64_t{0});
+    Push p;
+    p.arg0 = dev(ctr.get());
+    p.arg1 = dev(tickets.get());
+    p.mode = 3;
+    REQUIRE(k.run(1, p) == 0);
+    CHECK(ctr.load(0) == start + 1);
+    CHECK(tickets.load(0) == (proxied ? 1u : 0u));
+    report("VKSHMEM_HOST_AMO_ROUTE=%s: a fetch_add on this PE's host heap took %llu proxy tickets", route.c_str(),
+           static_cast<unsigned long long>(tickets.load(0)));
+    shmem_barrier_all();
 }
 
 TEST_CASE("contention: 8 workgroups x 64 invocations on counters of every PE", "[amo][contention]") {
