@@ -97,14 +97,6 @@ void VulkanDevice::share_amo_mailbox(const DeviceMemory& heap, std::size_t offse
                    reply_host};
 }
 
-void VulkanDevice::settle_copy() {
-    if (!copy_pending_) return;
-    vkWaitForFences(device_, 1, &copy_.fence, VK_TRUE, UINT64_MAX);
-    vkResetFences(device_, 1, &copy_.fence);
-    vkResetCommandBuffer(copy_.cmd, 0);
-    copy_pending_ = false;
-}
-
 VulkanDevice::AmoMailbox VulkanDevice::amo_mailbox() {
     std::lock_guard lk(copy_mu_);
     if (auto r = ensure_amo_pipeline(); !r) {
@@ -120,7 +112,6 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, int target_pe,
     using R = abi::vkshmem_mailbox_reply;
     std::lock_guard lk(copy_mu_);
     if (auto r = ensure_amo_pipeline(); !r) return r.error();
-    settle_copy();
     const std::uint32_t seq = ++amo_seq_;
     M req{};
     req.target_pe = target_pe;
@@ -141,10 +132,8 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, int target_pe,
         // The copy for the other PEs' kernels: two updates by the copy
         // queue, whose copies run beside running kernels (of other
         // processes too), the fields strictly before `posted`. Not waited
-        // for: the next user of copy_ does (settle_copy).
-        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-        vkBeginCommandBuffer(copy_.cmd, &bi);
+        // for: the next user of copy_ does (begin_copy).
+        begin_copy();
         vkCmdUpdateBuffer(copy_.cmd, amo_shared_.buffer, amo_shared_.offset + kFields, sizeof(M) - kFields,
                           reinterpret_cast<const char*>(&req) + kFields);
         VkMemoryBarrier bar{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -154,17 +143,8 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, int target_pe,
                              nullptr, 0, nullptr);
         vkCmdUpdateBuffer(copy_.cmd, amo_shared_.buffer, amo_shared_.offset + offsetof(M, posted),
                           sizeof(std::uint32_t), &seq);
-        vkEndCommandBuffer(copy_.cmd);
-        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-        si.commandBufferCount = 1;
-        si.pCommandBuffers = &copy_.cmd;
-        if (VkResult r = vkQueueSubmit(copy_.queue, 1, &si, copy_.fence); r != VK_SUCCESS) {
-            // This PE's kernels and sweeper still see the request.
-            vkResetCommandBuffer(copy_.cmd, 0);
-            VKSHMEM_DEBUG("device atomic: posting the shared copy: {}", vk_result_name(r));
-        } else {
-            copy_pending_ = true;
-        }
+        if (auto r = submit_copy_cmd(); !r) // this PE's kernels and sweeper still see the request
+            VKSHMEM_DEBUG("device atomic: posting the shared copy: {}", r.error().message);
     }
     void* rp = amo_reply_host_;
     auto done = [&] { return word<std::uint32_t>(rp, offsetof(R, done)).load(std::memory_order_acquire) == seq; };

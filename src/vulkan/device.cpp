@@ -330,7 +330,7 @@ VulkanDevice::~VulkanDevice() {
         if (owned_) vkDeviceWaitIdle(device_);
         release(staging_);
         if (sweeper_pending_) vkWaitForFences(device_, 1, &amo_.fence, VK_TRUE, UINT64_MAX);
-        settle_copy();
+        (void)settle_copy();
         release(amo_mailbox_);
         if (amo_pipeline_) vkDestroyPipeline(device_, amo_pipeline_, nullptr);
         if (amo_layout_) vkDestroyPipelineLayout(device_, amo_layout_, nullptr);

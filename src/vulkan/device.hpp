@@ -154,8 +154,12 @@ private:
     std::vector<VkQueueFamilyProperties> load_properties();
     // What create and adopt share once the device and its queues are known.
     Result<void> finish_setup();
-    // Ends s.cmd, submits it and waits; `written`/`stage`: what to make visible to the host.
-    Result<void> submit_and_wait(Submitter& s, VkAccessFlags written, VkPipelineStageFlags stage);
+    // copy_: begin_copy() waits for what it still runs and begins its command
+    // buffer; submit_copy_cmd() ends and submits it; settle_copy() waits for
+    // it (an atomic's posting copy is left running until the next use).
+    void begin_copy();
+    Result<void> submit_copy_cmd();
+    Result<void> settle_copy();
     Result<void> submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off, std::size_t n);
     Result<void> ensure_staging();
     Result<void> finish_memory(DeviceMemory& m, bool map);
@@ -194,8 +198,6 @@ private:
     VkShaderModule amo_module_ = VK_NULL_HANDLE;
     VkPipelineLayout amo_layout_ = VK_NULL_HANDLE;
     VkPipeline amo_pipeline_ = VK_NULL_HANDLE;
-    // Waits for an atomic's posting copy still in flight on copy_ (amo.cpp).
-    void settle_copy();
     DeviceMemory amo_mailbox_; // the request (and the reply, unless shared), written by the CPU
     struct {
         VkBuffer buffer = VK_NULL_HANDLE; // the request's copy for the other PEs (none: null)
@@ -208,7 +210,7 @@ private:
     } amo_shared_;
     AmoMailbox amo_at_;
     void* amo_reply_host_ = nullptr;
-    bool copy_pending_ = false; // copy_ carries a posting copy not yet waited for
+    bool copy_pending_ = false; // copy_'s submission not yet waited for
     std::uint32_t amo_seq_ = 0;     // the last atomic posted
     bool sweeper_pending_ = false;  // amo_'s submission has not finished
 };

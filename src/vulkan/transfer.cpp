@@ -20,16 +20,50 @@ Result<void> VulkanDevice::ensure_staging() {
     return {};
 }
 
-Result<void> VulkanDevice::submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off,
-                                       std::size_t n) {
-    settle_copy();
+void VulkanDevice::begin_copy() {
+    (void)settle_copy(); // (its error, if any, was the earlier submission's)
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     vkBeginCommandBuffer(copy_.cmd, &bi);
+}
+
+Result<void> VulkanDevice::submit_copy_cmd() {
+    vkEndCommandBuffer(copy_.cmd);
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &copy_.cmd;
+    if (VkResult r = vkQueueSubmit(copy_.queue, 1, &si, copy_.fence); r != VK_SUCCESS) {
+        vkResetCommandBuffer(copy_.cmd, 0);
+        return make_error(vk_result_name(r), r);
+    }
+    copy_pending_ = true;
+    return {};
+}
+
+Result<void> VulkanDevice::settle_copy() {
+    if (!copy_pending_) return {};
+    copy_pending_ = false;
+    const VkResult r = vkWaitForFences(device_, 1, &copy_.fence, VK_TRUE, UINT64_MAX);
+    vkResetFences(device_, 1, &copy_.fence);
+    vkResetCommandBuffer(copy_.cmd, 0);
+    if (r != VK_SUCCESS) return make_error(vk_result_name(r), r);
+    return {};
+}
+
+Result<void> VulkanDevice::submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off,
+                                       std::size_t n) {
+    begin_copy();
     VkBufferCopy region{src_off, dst_off, n};
     vkCmdCopyBuffer(copy_.cmd, src, dst, 1, &region);
-    if (auto r = submit_and_wait(copy_, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT); !r)
-        return make_error(fmt::format("device copy of {} bytes: {}", n, r.error().message), r.error().vk_result);
+    // What the copy wrote, visible to host reads.
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(copy_.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr,
+                         0, nullptr);
+    auto r = submit_copy_cmd();
+    if (r) r = settle_copy();
+    if (!r) return make_error(fmt::format("device copy of {} bytes: {}", n, r.error().message), r.error().vk_result);
     return {};
 }
 
@@ -49,24 +83,6 @@ Result<void> VulkanDevice::make_submitter(Submitter& s) {
     VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     if ((r = vkCreateFence(device_, &fci, nullptr, &s.fence)) != VK_SUCCESS)
         return make_error(fmt::format("vkCreateFence: {}", vk_result_name(r)), r);
-    return {};
-}
-
-Result<void> VulkanDevice::submit_and_wait(Submitter& s, VkAccessFlags written, VkPipelineStageFlags stage) {
-    // Make what the commands wrote visible to host reads, then run them.
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = written;
-    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(s.cmd, stage, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
-    vkEndCommandBuffer(s.cmd);
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &s.cmd;
-    VkResult r = vkQueueSubmit(s.queue, 1, &si, s.fence);
-    if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &s.fence, VK_TRUE, UINT64_MAX);
-    vkResetFences(device_, 1, &s.fence);
-    vkResetCommandBuffer(s.cmd, 0);
-    if (r != VK_SUCCESS) return make_error(vk_result_name(r), r);
     return {};
 }
 
