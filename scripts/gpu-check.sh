@@ -10,7 +10,9 @@
 #                               at 2-3 PEs), heat2d, perf (the
 #                               shader and device-heap figures, with --diag
 #                               rows), hostperf (vkshmem-perf), collperf
-#                               (its collective tests at 4 PEs); default: all
+#                               (its collective tests at 4 PEs), compile
+#                               (first compiles of the HLSL test kernels at
+#                               1 and 2 PEs); default: all
 #                               GPU_CHECK_PROGRAMS="spmd_rma shader_amo ..."
 #                               limits tests and am to those programs,
 #                               GPU_CHECK_PES="1 2" tests to those PE counts
@@ -31,6 +33,8 @@ pack)
     cp -a "$build"/lib/libvkshmem.so* "$root/.gpu/lib/"
     cp "$build"/bin/oshrun "$build"/bin/vkshmem-info "$build"/bin/vkshmem-perf "$build"/bin/vkshmem-gpu-perf "$build"/bin/ring "$build"/bin/heat2d "$root/.gpu/bin/"
     for t in "$build"/bin/spmd_* "$build"/bin/shader_*; do [ -x "$t" ] && cp "$t" "$root/.gpu/bin/"; done
+    mkdir -p "$root/.gpu/spv"
+    cp "$build"/tests/shaders/shader_hlsl_spv/*.spv "$root/.gpu/spv/"
     strip "$root"/.gpu/bin/* "$root"/.gpu/lib/libvkshmem.so.*.*.* 2>/dev/null || true
     du -sh "$root/.gpu"
     ;;
@@ -45,6 +49,8 @@ run)
     echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"
     export LD_LIBRARY_PATH=$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    # As CTest gives the shader tests: a first compile of an HLSL test kernel takes up to a minute.
+    export SPMD_TEST_TIMEOUT=${SPMD_TEST_TIMEOUT:-600}
     bin=$root/.gpu/bin
     out=$(mktemp -d)
     echo "== machine"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
@@ -58,20 +64,20 @@ run)
         exit 1
     fi
     fails=0
-    # check PROGRAM LABEL NP [VAR=value...]: one run under a 150 s limit, its log's tail on failure.
+    # check PROGRAM LABEL NP [VAR=value...]: one run under a 300 s limit, its log's tail on failure.
     check() {
         local t=$1 label=$2 np=$3 log
         shift 3
         log=$out/$(basename "$t").${label// /_}.log
         local start=$SECONDS
-        if env "$@" timeout 150 "$bin/oshrun" -np "$np" -x LD_LIBRARY_PATH "$t" >"$log" 2>&1; then
+        if env "$@" timeout 300 "$bin/oshrun" -np "$np" -x LD_LIBRARY_PATH "$t" >"$log" 2>&1; then
             echo "PASS $(basename "$t") $label ($((SECONDS - start)) s)"
             grep -h "^\[shaders" "$log" | sed 's/^/    /'
         else
             echo "FAIL $(basename "$t") $label ($((SECONDS - start)) s)"; tail -20 "$log"; fails=$((fails + 1))
         fi
     }
-    sections=" ${*:-tests am heat2d perf hostperf collperf} "
+    sections=" ${*:-tests am heat2d perf hostperf collperf compile} "
     want() { [[ $sections == *" $1 "* ]]; }
     programs() {
         local t
@@ -130,11 +136,19 @@ run)
         timeout 300 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/vkshmem-perf" --iters-scale 0.5 --test barrier \
             --test bcast --test reduce --test fcollect --test alltoall || fails=$((fails + 1))
     fi
+    if want compile; then
+        # (NVIDIA's disk cache off, so that every one is a first compile)
+        for np in 1 2; do
+            echo "== first compiles of the HLSL test kernels at $np PE(s) (vkshmem-gpu-perf --compile)"
+            __GL_SHADER_DISK_CACHE=0 timeout 600 "$bin/oshrun" -np $np -x LD_LIBRARY_PATH -x __GL_SHADER_DISK_CACHE \
+                "$bin/vkshmem-gpu-perf" --compile "$root"/.gpu/spv/hlsl_ops_{amo,sig,wait}_0.spv || fails=$((fails + 1))
+        done
+    fi
     echo "== $fails failures"
     exit $((fails > 0))
     ;;
 *)
-    echo "usage: scripts/gpu-check.sh pack | run [tests] [am] [heat2d] [perf] [hostperf] [collperf]" >&2
+    echo "usage: scripts/gpu-check.sh pack | run [tests] [am] [heat2d] [perf] [hostperf] [collperf] [compile]" >&2
     exit 2
     ;;
 esac

@@ -97,96 +97,99 @@
  * on GPUs. */
 [[vk::binding(VKSHMEM_HLSL_MAILBOX_BINDING, VKSHMEM_HLSL_SET)]] globallycoherent RWByteAddressBuffer vkshmem_mailbox_buf_;
 [[vk::binding(VKSHMEM_HLSL_REPLY_BINDING, VKSHMEM_HLSL_SET)]] globallycoherent RWByteAddressBuffer vkshmem_reply_buf_;
+/* The highest heap binding the runtime filled (VKSHMEM_SPEC_HLSL_BINDINGS): the tests of the
+ * bindings above it fold away. */
+[[vk::constant_id(VKSHMEM_SPEC_HLSL_BINDINGS)]] const uint vkshmem_bindings_ = VKSHMEM_HLSL_HEAP_BINDINGS;
 #define VKSHMEM_HEAP_(i) [[vk::binding(i, VKSHMEM_HLSL_SET)]] globallycoherent RWByteAddressBuffer vkshmem_heap##i##_;
 VKSHMEM_HEAP_(1)
 #define VKSHMEM_ON1_(X) else if (b == 1u) { X(vkshmem_heap1_) }
 #if VKSHMEM_HLSL_HEAPS >= 2
 VKSHMEM_HEAP_(2)
-#define VKSHMEM_ON2_(X) else if (b == 2u) { X(vkshmem_heap2_) }
+#define VKSHMEM_ON2_(X) else if (b == 2u && 2u <= vkshmem_bindings_) { X(vkshmem_heap2_) }
 #else
 #define VKSHMEM_ON2_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 3
 VKSHMEM_HEAP_(3)
-#define VKSHMEM_ON3_(X) else if (b == 3u) { X(vkshmem_heap3_) }
+#define VKSHMEM_ON3_(X) else if (b == 3u && 3u <= vkshmem_bindings_) { X(vkshmem_heap3_) }
 #else
 #define VKSHMEM_ON3_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 4
 VKSHMEM_HEAP_(4)
-#define VKSHMEM_ON4_(X) else if (b == 4u) { X(vkshmem_heap4_) }
+#define VKSHMEM_ON4_(X) else if (b == 4u && 4u <= vkshmem_bindings_) { X(vkshmem_heap4_) }
 #else
 #define VKSHMEM_ON4_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 5
 VKSHMEM_HEAP_(5)
-#define VKSHMEM_ON5_(X) else if (b == 5u) { X(vkshmem_heap5_) }
+#define VKSHMEM_ON5_(X) else if (b == 5u && 5u <= vkshmem_bindings_) { X(vkshmem_heap5_) }
 #else
 #define VKSHMEM_ON5_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 6
 VKSHMEM_HEAP_(6)
-#define VKSHMEM_ON6_(X) else if (b == 6u) { X(vkshmem_heap6_) }
+#define VKSHMEM_ON6_(X) else if (b == 6u && 6u <= vkshmem_bindings_) { X(vkshmem_heap6_) }
 #else
 #define VKSHMEM_ON6_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 7
 VKSHMEM_HEAP_(7)
-#define VKSHMEM_ON7_(X) else if (b == 7u) { X(vkshmem_heap7_) }
+#define VKSHMEM_ON7_(X) else if (b == 7u && 7u <= vkshmem_bindings_) { X(vkshmem_heap7_) }
 #else
 #define VKSHMEM_ON7_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 8
 VKSHMEM_HEAP_(8)
-#define VKSHMEM_ON8_(X) else if (b == 8u) { X(vkshmem_heap8_) }
+#define VKSHMEM_ON8_(X) else if (b == 8u && 8u <= vkshmem_bindings_) { X(vkshmem_heap8_) }
 #else
 #define VKSHMEM_ON8_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 9
 VKSHMEM_HEAP_(9)
-#define VKSHMEM_ON9_(X) else if (b == 9u) { X(vkshmem_heap9_) }
+#define VKSHMEM_ON9_(X) else if (b == 9u && 9u <= vkshmem_bindings_) { X(vkshmem_heap9_) }
 #else
 #define VKSHMEM_ON9_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 10
 VKSHMEM_HEAP_(10)
-#define VKSHMEM_ON10_(X) else if (b == 10u) { X(vkshmem_heap10_) }
+#define VKSHMEM_ON10_(X) else if (b == 10u && 10u <= vkshmem_bindings_) { X(vkshmem_heap10_) }
 #else
 #define VKSHMEM_ON10_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 11
 VKSHMEM_HEAP_(11)
-#define VKSHMEM_ON11_(X) else if (b == 11u) { X(vkshmem_heap11_) }
+#define VKSHMEM_ON11_(X) else if (b == 11u && 11u <= vkshmem_bindings_) { X(vkshmem_heap11_) }
 #else
 #define VKSHMEM_ON11_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 12
 VKSHMEM_HEAP_(12)
-#define VKSHMEM_ON12_(X) else if (b == 12u) { X(vkshmem_heap12_) }
+#define VKSHMEM_ON12_(X) else if (b == 12u && 12u <= vkshmem_bindings_) { X(vkshmem_heap12_) }
 #else
 #define VKSHMEM_ON12_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 13
 VKSHMEM_HEAP_(13)
-#define VKSHMEM_ON13_(X) else if (b == 13u) { X(vkshmem_heap13_) }
+#define VKSHMEM_ON13_(X) else if (b == 13u && 13u <= vkshmem_bindings_) { X(vkshmem_heap13_) }
 #else
 #define VKSHMEM_ON13_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 14
 VKSHMEM_HEAP_(14)
-#define VKSHMEM_ON14_(X) else if (b == 14u) { X(vkshmem_heap14_) }
+#define VKSHMEM_ON14_(X) else if (b == 14u && 14u <= vkshmem_bindings_) { X(vkshmem_heap14_) }
 #else
 #define VKSHMEM_ON14_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 15
 VKSHMEM_HEAP_(15)
-#define VKSHMEM_ON15_(X) else if (b == 15u) { X(vkshmem_heap15_) }
+#define VKSHMEM_ON15_(X) else if (b == 15u && 15u <= vkshmem_bindings_) { X(vkshmem_heap15_) }
 #else
 #define VKSHMEM_ON15_(X)
 #endif
 #if VKSHMEM_HLSL_HEAPS >= 16
 VKSHMEM_HEAP_(16)
-#define VKSHMEM_ON16_(X) else if (b == 16u) { X(vkshmem_heap16_) }
+#define VKSHMEM_ON16_(X) else if (b == 16u && 16u <= vkshmem_bindings_) { X(vkshmem_heap16_) }
 #else
 #define VKSHMEM_ON16_(X)
 #endif
@@ -225,8 +228,10 @@ static uint vkshmem_nseg_d_ = 0u;
 static float vkshmem_spin_ = 1.0;
 static float vkshmem_spin_q_ = 3.0;
 static float vkshmem_spin_stop_ = -1.0;
-static bool vkshmem_has_mailbox_ = false; /* the waits serve the AMO mailbox ... */
-static uint vkshmem_mb_bind_ = 0u;         /* ... for the device heap's one segment, at this binding */
+static bool vkshmem_has_mailbox_ = false; /* the waits serve the AMO mailboxes: */
+static uint vkshmem_n_mailboxes_ = 0u;     /* the ring's list (vkshmem_mailbox_entry[]) */
+static uint vkshmem_mailboxes_off_ = 0u;   /* at this offset in binding 0 */
+static bool vkshmem_mb_tail_ = false;      /* the page after a device heap is in its last segment */
 static bool vkshmem_pending_ = false;
 static uint vkshmem_last_ticket_ = 0u;
 static uint vkshmem_lane_ = 0u;  /* SV_GroupIndex */
@@ -412,7 +417,7 @@ void vkshmem_init(uint local_index, uint wg_size) {
     vkshmem_me_ = -1;
     vkshmem_npes_ = 0;
     vkshmem_has_mailbox_ = false;
-    vkshmem_mb_bind_ = 0u;
+    vkshmem_n_mailboxes_ = 0u;
     vkshmem_pending_ = false;
     vkshmem_last_ticket_ = 0u;
     vkshmem_lane_ = local_index;
@@ -456,11 +461,10 @@ void vkshmem_init(uint local_index, uint wg_size) {
                 vkshmem_done_off_ = vkshmem_ring_off_ + 4u;
                 vkshmem_ans_off_ = vkshmem_payload_off_;
             }
-            uint mb = vkshmem_first_binding_(vkshmem_me_, 1u);
-            if (vkshmem_sld_(vkshmem_ring_off_ + 56u) != 0u && vkshmem_nseg_d_ == 1u && mb >= 2u && mb <= 4u) {
-                vkshmem_has_mailbox_ = true;
-                vkshmem_mb_bind_ = mb;
-            }
+            vkshmem_n_mailboxes_ = vkshmem_sld_(vkshmem_ring_off_ + 56u);
+            vkshmem_has_mailbox_ = vkshmem_n_mailboxes_ != 0u;
+            if (vkshmem_has_mailbox_) vkshmem_mailboxes_off_ = (uint)(vkshmem_sld64_(vkshmem_ring_off_ + 48u) - self);
+            vkshmem_mb_tail_ = (uint)((vkshmem_dsize_ + 47u) >> vkshmem_shift_) < vkshmem_nseg_d_;
             if (((vkshmem_payload_off_ | vkshmem_ans_off_ | vkshmem_pbytes_) & 15u) != 0u || vkshmem_pbytes_ == 0u ||
                 vkshmem_slots_ == 0u || (vkshmem_slots_ & (vkshmem_slots_ - 1u)) != 0u)
                 vkshmem_slots_ = 0u;
@@ -544,104 +548,175 @@ bool vkshmem_local_(uint64_t addr, uint64_t bytes, out uint bf, out uint64_t off
     return bf != 0u;
 }
 
-/* The AMO mailbox (vkshmem_mailbox.glsl, same protocol): a waiting invocation carries out an
- * atomic the host posted in this PE's mailbox (bindings 17 and 18; not those of other PEs on this
- * GPU, which GLSL kernels serve), which the host's own dispatch of it would wait for on NVIDIA;
- * where this PE's device heap is one segment at binding 2, 3 or 4 (vkshmem_init finds it;
- * on GPUs a segment spans 4 GiB). 4-byte atomics run as they are. glslang's HLSL has no 64-bit
- * Interlocked, so an 8-byte one runs as a compare-and-swap of the low word, and only where it
- * leaves the high word as it is (a signal set below 2^32 or to a value of the same high word, an
- * add without carry, a failed compare, a fetch): both words read, the new value computed, then
- * the compare-and-swap from the low word read, which fails (and hands the atomic back) if the low
- * word changed meanwhile. Any other 8-byte one is left to the runtime's
- * sweeper kernel (shaders/README.md). The driver inlines this into every wait, so it is kept
- * small, with one switch over the bindings for the atomic and one for the loads: NVIDIA's first
- * compile of the test kernel with every atomic took 13 s without it, 31 s with 4-byte serving and
- * 38 s with 8-byte serving too on an H100 (a general lookup over every binding took 56 s; the two
- * words read by two atomic switches, 47 s). Define VKSHMEM_HLSL_NO_MAILBOX before the include to
- * leave it out of kernels that never wait for such an atomic. */
+/* The AMO mailboxes (vkshmem_mailbox.glsl, same protocol): a waiting invocation carries out the
+ * atomics that hosts posted for this GPU's device heaps, which the hosts' own dispatches of them
+ * would wait for on NVIDIA: this PE's mailbox (bindings 17 and 18), then those of the PEs that
+ * share this GPU and its heaps (the ring's list), each where its request (after the PE's device
+ * heap), its reply (in the PE's host heap) and the atomic's target (a device heap) have bindings
+ * here. glslang's HLSL has no 64-bit Interlocked, so each atomic runs as a compare-and-swap of
+ * its (low) word from the value read: it fails, and hands the atomic back to the next poll or the
+ * sweeper, if the word changed in between; an 8-byte one runs here only where it leaves the high
+ * word as it is (a signal set below 2^32 or to a value of the same high word, an add without
+ * carry, a failed compare, a fetch), any other is the runtime's sweeper kernel's
+ * (shaders/README.md).
+ * The drivers inline this into every wait, so it is written as a loop of steps that each make one
+ * access through one switch over the bindings (and the runtime specialises away the bindings it
+ * does not fill: VKSHMEM_SPEC_HLSL_BINDINGS). First compiles of the test kernel with every atomic
+ * on an H100: 9.8 s without serving, 39.5 s serving this PE's mailbox only (as before), 133 s with
+ * every access written out where it happens, 81 s as this loop, 46-54 s specialised at 1-2 PEs;
+ * lavapipe's test of it ran 151 s written out, 82 s as the loop (it drops the serving, which
+ * CPU devices do not need, but only after inlining it). Define VKSHMEM_HLSL_NO_MAILBOX before the
+ * include to leave it out of kernels that never wait for such an atomic. */
 #ifndef VKSHMEM_HLSL_NO_MAILBOX
-/* X(buffer) for the device heap's binding vkshmem_mb_bind_ (2, 3 or 4: see vkshmem_init). */
-#define VKSHMEM_ON_MAILBOX_HEAP_(X)                                                                          \
-    uint b = vkshmem_mb_bind_;                                                                               \
-    if (false) {                                                                                             \
-    }                                                                                                        \
-    VKSHMEM_ON2_(X) VKSHMEM_ON3_(X) VKSHMEM_ON4_(X)
-uint vkshmem_mailbox_amo_(uint o, uint op, uint x, uint c) {
+/* X(buffer) for binding b of a mailbox's words: this PE's request and reply, or a heap segment. */
+#define VKSHMEM_ON_MB_(X)                                                                                    \
+    if (b == VKSHMEM_HLSL_MAILBOX_BINDING) { X(vkshmem_mailbox_buf_) }                                       \
+    else if (b == VKSHMEM_HLSL_REPLY_BINDING) { X(vkshmem_reply_buf_) }                                      \
+    VKSHMEM_ON2_(X) VKSHMEM_ON3_(X) VKSHMEM_ON4_(X) VKSHMEM_ON5_(X) VKSHMEM_ON6_(X) VKSHMEM_ON7_(X)         \
+    VKSHMEM_ON8_(X) VKSHMEM_ON9_(X) VKSHMEM_ON10_(X) VKSHMEM_ON11_(X) VKSHMEM_ON12_(X) VKSHMEM_ON13_(X)     \
+    VKSHMEM_ON14_(X) VKSHMEM_ON15_(X) VKSHMEM_ON16_(X)
+#define VKSHMEM_MB_LOAD_ 0u /* 16 bytes */
+#define VKSHMEM_MB_CAS_ 1u  /* compare c, swap in x; the old word (c == x: an atomic load) */
+#define VKSHMEM_MB_STORE_ 2u /* (c, x) as 8 bytes */
+uint4 vkshmem_mb_access_(uint b, uint o, uint kind, uint c, uint x) {
+    uint4 v = uint4(0u, 0u, 0u, 0u);
     uint r = 0u;
-#define VKSHMEM_X_(B) VKSHMEM_AMO_SWITCH_(B, r)
-    VKSHMEM_ON_MAILBOX_HEAP_(VKSHMEM_X_)
+#define VKSHMEM_X_(B)                                                                                        \
+    if (kind == VKSHMEM_MB_LOAD_) v = B.Load4(o);                                                            \
+    else if (kind == VKSHMEM_MB_CAS_) B.InterlockedCompareExchange(o, c, x, r);                              \
+    else B.Store2(o, uint2(c, x));
+    VKSHMEM_ON_MB_(VKSHMEM_X_)
 #undef VKSHMEM_X_
-    return r;
-}
-uint2 vkshmem_mailbox_ld2_(uint o) {
-    uint2 v = uint2(0u, 0u);
-#define VKSHMEM_X_(B) v = B.Load2(o);
-    VKSHMEM_ON_MAILBOX_HEAP_(VKSHMEM_X_)
-#undef VKSHMEM_X_
+    if (kind == VKSHMEM_MB_CAS_) v.x = r;
     return v;
 }
 #endif
 void vkshmem_mailbox_serve_() {
 #ifndef VKSHMEM_HLSL_NO_MAILBOX
-    uint p, t, ow, lo, hi, x, c, xh, ch, r;
-    vkshmem_mailbox_buf_.InterlockedOr(0u, 0u, p);
-    if (p == 0u) return;
-    vkshmem_mailbox_buf_.InterlockedOr(4u, 0u, t);
-    if (t != p - 1u) return; /* taken, or an older one still being carried out */
-    DeviceMemoryBarrier();
-    vkshmem_mailbox_buf_.InterlockedOr(12u, 0u, ow);
-    uint w = ow >> 8, op = ow & 255u;
-    if (w != 4u && w != 8u) return;
-    vkshmem_mailbox_buf_.InterlockedOr(16u, 0u, lo);
-    vkshmem_mailbox_buf_.InterlockedOr(20u, 0u, hi);
-    uint64_t off = vkshmem_join_(lo, hi) - vkshmem_dbase_;
-    if (off >= vkshmem_dsize_) return; /* (aligned to its width, as the heap's size is) */
-    uint o = (uint)off;
-    vkshmem_mailbox_buf_.InterlockedOr(32u, 0u, x);
-    vkshmem_mailbox_buf_.InterlockedOr(40u, 0u, c);
-    uint l = 0u, h = 0u;
-    if (w == 8u) {
-        vkshmem_mailbox_buf_.InterlockedOr(36u, 0u, xh);
-        vkshmem_mailbox_buf_.InterlockedOr(44u, 0u, ch);
-        uint2 v = vkshmem_mailbox_ld2_(o); /* (coherent, after the barrier; the low word checked below) */
-        l = v.x;
-        h = v.y;
-        uint nl = l, nh = h;
-        if (op == VKSHMEM_AMO_SET || op == VKSHMEM_AMO_SWAP || (op == VKSHMEM_AMO_COMPARE_SWAP && l == c && h == ch)) {
-            nl = x;
-            nh = xh;
-        } else if (op == VKSHMEM_AMO_ADD) {
-            nl = l + x;
-            nh = h + xh + (nl < l ? 1u : 0u);
-        } else if (op == VKSHMEM_AMO_AND) {
-            nl = l & x;
-            nh = h & xh;
-        } else if (op == VKSHMEM_AMO_OR) {
-            nl = l | x;
-            nh = h | xh;
-        } else if (op == VKSHMEM_AMO_XOR) {
-            nl = l ^ x;
-            nh = h ^ xh;
+    /* Mailbox k's request at ro of binding rb (its claim word `taken` at ro + 4), its reply at po
+     * of binding pb; its atomic's word at o of binding tb. */
+    uint k = 0u, step = 0u, rb = 0u, ro = 0u, pb = 0u, po = 0u, tb = 0u, o = 0u;
+    uint p = 0u, w = 0u, op = 0u, x = 0u, xh = 0u, c = 0u, ch = 0u, l = 0u, h = 0u, nl = 0u;
+    while (k < vkshmem_n_mailboxes_) {
+        uint b = rb, at = ro, kind = VKSHMEM_MB_LOAD_, c0 = 0u, x0 = 0u;
+        if (step == 0u) { /* find mailbox k; read posted, taken */
+            if (k == 0u) {
+                rb = VKSHMEM_HLSL_MAILBOX_BINDING;
+                ro = 0u;
+                pb = VKSHMEM_HLSL_REPLY_BINDING;
+                po = 0u;
+            } else { /* vkshmem_mailbox_entry k: the request is the copy after its PE's device heap */
+                uint e = vkshmem_mailboxes_off_ + k * 32u;
+                int pe = asint(vkshmem_sld_(e + 24u));
+                uint rf = vkshmem_first_binding_(pe, 1u), pf = vkshmem_first_binding_(pe, 0u);
+                uint64_t ra = vkshmem_sld64_(e + 16u) - vkshmem_sld64_(vkshmem_peers_off_ + uint(pe) * 16u);
+                if (rf == 0u || pf == 0u || !vkshmem_mb_tail_ || ra >= vkshmem_hsize_) {
+                    ++k;
+                    continue;
+                }
+                rb = vkshmem_bind_(rf, vkshmem_dsize_);
+                ro = vkshmem_boff_(rf, vkshmem_dsize_);
+                pb = vkshmem_bind_(pf, ra);
+                po = vkshmem_boff_(pf, ra);
+            }
+            b = rb;
+            at = ro;
+        } else if (step <= 3u) { /* after the barrier: the request, 16 bytes at a time */
+            at = ro + (step - 1u) * 16u;
+        } else if (step <= 5u) { /* the atomic's word, low then high */
+            b = tb;
+            at = o + (step - 4u) * 4u;
+            kind = VKSHMEM_MB_CAS_;
+        } else if (step == 6u) { /* claim it */
+            at = ro + 4u;
+            kind = VKSHMEM_MB_CAS_;
+            c0 = p - 1u;
+            x0 = p;
+        } else if (step == 7u) { /* carry it out */
+            b = tb;
+            at = o;
+            kind = VKSHMEM_MB_CAS_;
+            c0 = l;
+            x0 = nl;
+        } else if (step == 8u) { /* the word changed since it was read: hand it back */
+            at = ro + 4u;
+            kind = VKSHMEM_MB_CAS_;
+            c0 = p;
+            x0 = p - 1u;
+        } else { /* the reply (host memory, plain stores: vkshmem_abi.h): result, then done */
+            b = pb;
+            at = step == 9u ? po + 8u : po;
+            kind = VKSHMEM_MB_STORE_;
+            c0 = step == 9u ? l : p;
+            x0 = step == 9u ? h : 0u;
         }
-        if (nh != h) return; /* needs a 64-bit atomic: the sweeper's */
-        op = VKSHMEM_AMO_COMPARE_SWAP;
-        x = nl;
-        c = l;
+        uint4 v = vkshmem_mb_access_(b, at, kind, c0, x0);
+        uint next = step + 1u;
+        if (step == 0u) {
+            p = v.x;
+            if (p == 0u || v.y != p - 1u) next = 11u; /* nothing posted, or taken */
+            else DeviceMemoryBarrier();
+        } else if (step == 1u) {
+            int pe = asint(v.z);
+            w = v.w >> 8;
+            op = v.w & 255u;
+            tb = 0u;
+            if ((w == 4u || w == 8u) && pe >= 0 && pe < vkshmem_npes_) tb = vkshmem_first_binding_(pe, 1u);
+            if (tb == 0u) next = 11u;
+        } else if (step == 2u) {
+            uint64_t toff = vkshmem_join_(v.z, v.w);
+            if (toff >= vkshmem_dsize_) next = 11u; /* (aligned to its width, as the heap's size is) */
+            o = vkshmem_boff_(tb, toff);
+            tb = vkshmem_bind_(tb, toff);
+        } else if (step == 3u) {
+            x = v.x;
+            xh = w == 8u ? v.y : 0u;
+            c = v.z;
+            ch = w == 8u ? v.w : 0u;
+            h = 0u;
+        } else if (step == 4u) {
+            l = v.x;
+            if (w == 4u) next = 6u;
+        } else if (step == 5u) {
+            h = v.x;
+        } else if (step == 6u) {
+            if (v.x != p - 1u) next = 11u; /* another took it */
+            else DeviceMemoryBarrier();
+        } else if (step == 7u) {
+            if (v.x == l) next = 9u;
+        } else if (step == 8u) {
+            next = 11u;
+        } else if (step == 9u) {
+            DeviceMemoryBarrier();
+        }
+        if (next == 6u) { /* before the claim: the new value, where this library can make it */
+            uint nh = h;
+            nl = l;
+            if (op == VKSHMEM_AMO_SET || op == VKSHMEM_AMO_SWAP ||
+                (op == VKSHMEM_AMO_COMPARE_SWAP && l == c && h == ch)) {
+                nl = x;
+                nh = xh;
+            } else if (op == VKSHMEM_AMO_ADD) {
+                nl = l + x;
+                nh = h + xh + (nl < l ? 1u : 0u);
+            } else if (op == VKSHMEM_AMO_AND) {
+                nl = l & x;
+                nh = h & xh;
+            } else if (op == VKSHMEM_AMO_OR) {
+                nl = l | x;
+                nh = h | xh;
+            } else if (op == VKSHMEM_AMO_XOR) {
+                nl = l ^ x;
+                nh = h ^ xh;
+            }
+            if (w == 8u && nh != h) next = 11u; /* needs a 64-bit atomic: the sweeper's */
+        }
+        if (next >= 11u) {
+            ++k;
+            next = 0u;
+        }
+        step = next;
     }
-    vkshmem_mailbox_buf_.InterlockedCompareExchange(4u, p - 1u, p, t);
-    if (t != p - 1u) return;
-    DeviceMemoryBarrier();
-    uint old = vkshmem_mailbox_amo_(o, op, x, c);
-    if (w == 8u && old != l) {
-        /* the low word changed since it was read: handed back, for the next poll or the sweeper */
-        vkshmem_mailbox_buf_.InterlockedExchange(4u, p - 1u, r);
-        return;
-    }
-    /* The reply: host memory, plain stores (vkshmem_abi.h) */
-    vkshmem_reply_buf_.Store2(8u, uint2(old, h));
-    DeviceMemoryBarrier();
-    vkshmem_reply_buf_.Store(0u, p);
 #endif
 }
 

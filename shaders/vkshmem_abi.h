@@ -10,7 +10,7 @@
 #define VKSHMEM_ABI_H
 
 #define VKSHMEM_ABI_MAGIC 0x766b7368u /* "vksh" */
-#define VKSHMEM_ABI_VERSION 3u
+#define VKSHMEM_ABI_VERSION 4u
 
 /* vkshmem_state.flags */
 #define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
@@ -29,6 +29,11 @@
  * It has to be a specialization constant, not a flag in the state block: lavapipe runs both sides
  * of a branch (masked), so a barrier behind a runtime `if` still switches. */
 #define VKSHMEM_SPEC_DEVICE_FENCES 2046 /* the highest id glslang accepts: out of the way of the application's ids */
+/* The HLSL library's second one (a 4-byte uint; default VKSHMEM_HLSL_HEAP_BINDINGS): the highest heap
+ * binding the descriptor set fills (vkshmemx_kernel_create sets it, except on lavapipe, whose shader
+ * cache then serves every PE count). Every memory access of the library selects its binding by a
+ * chain of tests, and the driver drops those beyond it: fewer PEs, faster first compiles. */
+#define VKSHMEM_SPEC_HLSL_BINDINGS 2045
 
 /* vkshmem_state.error: the first device-side error of a dispatch (0 = none).
  * The host reports it after the dispatch and clears it. */
@@ -212,11 +217,15 @@ VKSHMEM_ABI_STRUCT(vkshmem_mailbox_reply) {
     u64 result;
 };
 /* Where a kernel finds one mailbox (device addresses): its request, its claim word (the `taken`
- * of the request or of its copy after the device heap) and its reply. */
+ * of the request or of its copy after the device heap), its reply, and the PE whose it is (the
+ * HLSL library finds the others by its bindings: the request after its device heap, the reply in
+ * its host heap). */
 VKSHMEM_ABI_STRUCT(vkshmem_mailbox_entry) {
     u64 request;
     u64 claim;
     u64 reply;
+    i32 pe;
+    u32 pad0;
 };
 
 /*
@@ -251,7 +260,7 @@ static_assert(sizeof(vkshmem_peer_layout) == 16);
 static_assert(sizeof(vkshmem_ring_layout) == 64);
 static_assert(sizeof(vkshmem_mailbox_layout) == 48);
 static_assert(sizeof(vkshmem_mailbox_reply) == 16);
-static_assert(sizeof(vkshmem_mailbox_entry) == 24);
+static_assert(sizeof(vkshmem_mailbox_entry) == 32);
 static_assert(sizeof(vkshmem_request_layout) == 64);
 } /* namespace vkshmem::abi */
 #else

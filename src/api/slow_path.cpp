@@ -217,12 +217,13 @@ std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64
     auto r = g_runtime->device()->atomic(m->address + t.offset, t.space == kDeviceHeap ? pe : -1, t.offset,
                                          static_cast<unsigned>(op), static_cast<unsigned>(width), operand, cond);
     if (!r && r.error().vk_result == VK_ERROR_DEVICE_LOST && g_runtime->memory().device_has_peer())
-        // Seen on 2 x H200 with 2 PEs per GPU and HLSL kernels, and on one H100 with private
-        // device heaps: the atomic's sweeper waited behind another PE's running kernel, which
-        // does not carry it out, until the driver gave up (shaders/README.md, "Limits").
+        // Seen on one H100 with private device heaps: the atomic's sweeper waited behind
+        // another PE's running kernel, which does not carry it out, until the driver gave up
+        // (shaders/README.md, "Limits").
         fatal(call, "{} (this GPU is shared with another PE, whose running kernel may have held it from the device "
-                    "atomic: HLSL kernels carry out only their own PE's, and with VKSHMEM_SHARE_DEVICE_HEAPS=0 no "
-                    "kernel another PE's; run one PE per GPU there)",
+                    "atomic: with VKSHMEM_SHARE_DEVICE_HEAPS=0 no kernel carries out another PE's, nor an HLSL "
+                    "kernel those of PEs whose heaps have no bindings in it (VKSHMEM_HLSL_HEAPS); run one PE per "
+                    "GPU there)",
               r.error().message);
     if (!r) fatal(call, "{}", r.error().message);
     return r.value();

@@ -52,6 +52,8 @@ public:
     // page after its owner's device heap (and its reply in the owner's
     // InternalArea), so that any of their kernels carries out any of them.
     bool mailboxes_shared() const { return mailbox_tail_ != 0; }
+    // Bytes after each device heap that hold its PE's shared AMO mailbox (0: none).
+    std::size_t mailbox_tail() const { return mailbox_tail_; }
     // Where a PE's shared mailbox is (the request's copy after its device
     // heap, the reply in its host heap), as this PE's device addresses (0
     // when this PE does not reach it).

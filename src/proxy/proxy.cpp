@@ -86,11 +86,11 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     if (own.request) {
         auto* mb = reinterpret_cast<vkshmem_mailbox_entry*>(p->base_ + L.mailboxes);
         std::uint32_t k = 0;
-        mb[k++] = {own.request, own.claim, own.reply};
+        mb[k++] = {own.request, own.claim, own.reply, g_state.my_pe, 0};
         for (int pe = 0; pe < n && mem.mailboxes_shared(); ++pe) {
             const std::uint64_t req = mem.mailbox_request(pe), reply = mem.mailbox_reply(pe);
             if (pe == g_state.my_pe || !req || !reply) continue;
-            mb[k++] = {req, req + offsetof(vkshmem_mailbox_layout, taken), reply};
+            mb[k++] = {req, req + offsetof(vkshmem_mailbox_layout, taken), reply, pe, 0};
         }
         ring->mailboxes = a + L.mailboxes;
         ring->n_mailboxes = k;
@@ -109,11 +109,15 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
         VKSHMEM_DEBUG("proxy: answers in host memory: {}", ans.error().message);
     }
     // The HLSL library reaches this block and the heaps through descriptors.
+    // A device heap's bindings reach the shared AMO mailbox after it too.
     std::vector<ShaderDescriptors::Heap> heaps(2 * static_cast<std::size_t>(n));
     for (int pe = 0; pe < n; ++pe)
         for (Space s : {kHostHeap, kDeviceHeap})
-            if (const DeviceMemory* m = mem.shader_memory(pe, s))
-                heaps[static_cast<std::size_t>(pe * 2 + (s == kHostHeap ? 0 : 1))] = {m->buffer, mem.heap_size(s)};
+            if (const DeviceMemory* m = mem.shader_memory(pe, s)) {
+                const std::size_t tail = s == kDeviceHeap && mem.mailbox_request(pe) ? mem.mailbox_tail() : 0;
+                heaps[static_cast<std::size_t>(pe * 2 + (s == kHostHeap ? 0 : 1))] = {m->buffer,
+                                                                                      mem.heap_size(s) + tail};
+            }
     const ShaderDescriptors::Heap answers{p->ans_ ? p->answers_.buffer : VK_NULL_HANDLE, answers_bytes};
     const ShaderDescriptors::Heap mailbox{own.claimed_buffer, sizeof(vkshmem_mailbox_layout), own.claimed_offset};
     const ShaderDescriptors::Heap reply{own.reply_buffer, sizeof(vkshmem_mailbox_reply), own.reply_offset};

@@ -12,6 +12,7 @@
 #include "vkshmem_abi.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <fmt/format.h>
@@ -159,7 +160,14 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, int target_pe,
     // submitted whenever none is queued and nobody holds this one: one that
     // ran before this was posted did not serve it, and a waiting HLSL kernel
     // hands back an 8-byte atomic it took when the word changed under it.
+    const auto posted_at = std::chrono::steady_clock::now();
+    bool slow_logged = false;
     while (!done()) {
+        if (!slow_logged && std::chrono::steady_clock::now() - posted_at > std::chrono::milliseconds(500)) {
+            slow_logged = true;
+            VKSHMEM_DEBUG("device atomic {} (op {}, {} bytes, PE {} offset {:#x}) not done after 0.5 s; a sweeper {}",
+                          seq, op, width, target_pe, target_off, sweeper_pending_ ? "is queued" : "is not queued");
+        }
         if (sweeper_pending_) {
             const VkResult s = vkGetFenceStatus(device_, amo_.fence);
             if (s == VK_SUCCESS) {

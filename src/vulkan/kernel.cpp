@@ -107,6 +107,21 @@ ShaderDescriptors::~ShaderDescriptors() {
     if (layout_) vkDestroyDescriptorSetLayout(d, layout_, nullptr);
 }
 
+namespace {
+// Whether SPIR-V module `words` decorates a specialization constant with
+// SpecId `id` (OpDecorate %c SpecId id).
+bool declares_spec_id(const std::uint32_t* words, std::size_t n, std::uint32_t id) {
+    constexpr std::uint32_t kOpDecorate = 71, kSpecId = 1;
+    for (std::size_t i = 5; i < n;) { // (after the header)
+        const std::uint32_t count = words[i] >> 16, op = words[i] & 0xffffu;
+        if (count == 0) return false;
+        if (op == kOpDecorate && count == 4 && i + 3 < n && words[i + 2] == kSpecId && words[i + 3] == id) return true;
+        i += count;
+    }
+    return false;
+}
+} // namespace
+
 Result<std::unique_ptr<VulkanKernel>> VulkanKernel::create(VulkanDevice& dev, const std::uint32_t* spirv,
                                                            std::size_t bytes, std::uint32_t push_bytes,
                                                            const ShaderDescriptors* descriptors) {
@@ -135,12 +150,23 @@ Result<std::unique_ptr<VulkanKernel>> VulkanKernel::create(VulkanDevice& dev, co
     cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     cp.stage.module = k->module_;
     cp.stage.pName = "main";
-    // The device library's specialization constant: whether it may use
-    // device-scope barriers. Not on lavapipe (see VKSHMEM_SPEC_DEVICE_FENCES
-    // in vkshmem_abi.h); ignored by shaders that do not include the library.
-    const VkBool32 fences = dev.report().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? VK_FALSE : VK_TRUE;
-    const VkSpecializationMapEntry entry{VKSHMEM_SPEC_DEVICE_FENCES, 0, sizeof(VkBool32)};
-    const VkSpecializationInfo spec{1, &entry, sizeof fences, &fences};
+    // The device library's specialization constants (vkshmem_abi.h), which
+    // shaders that do not use them ignore: whether it may use device-scope
+    // barriers (not on lavapipe), and for HLSL the highest heap binding the
+    // descriptor set fills. The latter only where the shader declares it and
+    // not on lavapipe: drivers key their shader caches by the specialization
+    // too, and one key for every PE count keeps lavapipe's cache (and that of
+    // GLSL kernels everywhere) as useful as before.
+    const bool lavapipe = dev.report().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE;
+    struct {
+        VkBool32 fences;
+        std::uint32_t bindings;
+    } const values{lavapipe ? VK_FALSE : VK_TRUE,
+                   descriptors ? descriptors->bindings_used() : VKSHMEM_HLSL_HEAP_BINDINGS};
+    const VkSpecializationMapEntry entries[] = {{VKSHMEM_SPEC_DEVICE_FENCES, 0, sizeof(VkBool32)},
+                                                {VKSHMEM_SPEC_HLSL_BINDINGS, 4, sizeof(std::uint32_t)}};
+    const bool bindings = !lavapipe && declares_spec_id(spirv, bytes / 4, VKSHMEM_SPEC_HLSL_BINDINGS);
+    const VkSpecializationInfo spec{bindings ? 2u : 1u, entries, sizeof values, &values};
     cp.stage.pSpecializationInfo = &spec;
     cp.layout = k->layout_;
     if ((r = vkCreateComputePipelines(d, VK_NULL_HANDLE, 1, &cp, nullptr, &k->pipeline_)) != VK_SUCCESS)

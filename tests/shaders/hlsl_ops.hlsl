@@ -14,7 +14,8 @@
 //   WAIT: r.op 0 wait_until on the 4-byte word r.dst (cmp r.flags, value r.a), then
 //        int_test/uint_test; 1 ulong_wait_until / long_test (8 bytes); 2 signal_wait_until,
 //        3 signal_fetch; results stored to r.c; 4 fence: putmem r.n bytes then fence then
-//        uint64_p of r.b to r.a then quiet; 5 my_pe, n_pes, shmem_ptr(r.src, r.pe) -> r.dst
+//        uint64_p of r.b to r.a then quiet; 5 my_pe, n_pes, shmem_ptr(r.src, r.pe), whether
+//        r.pe's device heap has bindings here -> r.dst
 //   BARRIER: every workgroup 0 of each PE: counter pc.arg0, mode rounds; each round stores
 //        its round number to (pc.arg1 + 8 * my_pe) on every PE before the barrier and checks after
 #include "vkshmem.hlsl"
@@ -194,6 +195,8 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
         vkshmemx_store64(r.dst, vkshmem_u64_(uint(shmem_my_pe())));
         vkshmemx_store64(r.dst + 8u, uint(shmem_n_pes()));
         vkshmemx_store64(r.dst + 16u, shmem_ptr(r.src, r.pe));
+        /* (white-box) whether r.pe's device heap has bindings here: its mailbox atomics are served */
+        vkshmemx_store64(r.dst + 24u, vkshmem_u64_(vkshmem_first_binding_(r.pe, 1u) != 0u ? 1u : 0u));
     }
 #endif
 #endif

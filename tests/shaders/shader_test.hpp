@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace shader_test {
@@ -202,6 +203,33 @@ public:
 private:
     vkshmemx_kernel* k_ = nullptr;
 };
+
+// A host call into a running kernel, by pairs of PEs (0, 1), (2, 3), ...: the even PE dispatches
+// `k` (one workgroup, push constants `p`) and the odd one, 20 ms later, calls `act(its partner)`.
+// Collective. Returns the even PE's dispatch time in ms and (in `took_us`) the odd PE's call in
+// us; 0 and -1 elsewhere.
+template <class Act> double host_call_during_dispatch(const Kernel& k, const Push& p, Act act, double& took_us) {
+    const int n = spmd::npes(), me = spmd::me();
+    spmd::SymArray<double> took(spmd::Space::Host, 1);
+    took.store(0, -1);
+    shmem_barrier_all();
+    double ms = 0;
+    if (me % 2 == 0 && me + 1 < n) {
+        const Kernel::Outcome o = k.run_capturing(1, p);
+        INFO("vkshmemx_dispatch printed: " << o.text);
+        CHECK(o.rc == 0);
+        ms = o.ms;
+    } else if (me % 2 == 1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const auto t0 = std::chrono::steady_clock::now();
+        act(me - 1);
+        shmem_double_p(took.get(), std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count(),
+                       me - 1);
+    }
+    shmem_barrier_all();
+    took_us = took.load(0);
+    return ms;
+}
 
 // This PE's work records, in its host heap (collective, like every symmetric allocation).
 class Records {

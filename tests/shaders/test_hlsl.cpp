@@ -5,7 +5,9 @@
 // with SET and ADD, including the cases the library hands to the proxy (a high word, a carry);
 // signal_fetch, signal_wait_until, wait_until and test (signed and unsigned, 4 and 8 bytes);
 // a kernel that waits for 8-byte signals it sends itself (through the proxy where the value needs
-// it, or forced); fence and quiet; my_pe, n_pes, shmem_ptr; and shmem_barrier_all_wg. Both heaps;
+// it, or forced); a host's atomic on a word another PE's kernel waits for (that PE's kernel carries
+// it out from the host's AMO mailbox on a GPU); fence and quiet; my_pe, n_pes, shmem_ptr; and
+// shmem_barrier_all_wg. Both heaps;
 // run directly and with VKSHMEM_FORCE_PROXY=1. On GPUs the cases HLSL cannot serve while its
 // kernel runs (shaders/README.md, "Limits") are kept out and reported.
 #include "shader_test.hpp"
@@ -93,18 +95,22 @@ std::size_t random_count(std::size_t max) {
 }
 
 // For every PE, the PEs whose objects in space s its HLSL kernels reach directly (shmem_ptr from a
-// kernel is not 0), as bit masks. Collective.
-std::vector<std::uint64_t> hlsl_direct(Space s) {
+// kernel is not 0), as bit masks; and (`bound`) those whose device heaps have bindings in its
+// kernels, whose AMO mailboxes and atomics its waiting kernels serve. Collective.
+struct Reach {
+    std::vector<std::uint64_t> direct, bound;
+};
+Reach hlsl_reach(Space s) {
     const int n = spmd::npes();
     const Kernel wait(kernel_spv("hlsl_ops_wait_0"));
-    spmd::SymArray<std::uint64_t> obj(s, 1), info(Space::Host, 3 * static_cast<std::size_t>(n));
+    spmd::SymArray<std::uint64_t> obj(s, 1), info(Space::Host, 4 * static_cast<std::size_t>(n));
     Records recs(static_cast<std::size_t>(n));
     for (int pe = 0; pe < n; ++pe) {
         Rec& r = recs[static_cast<std::size_t>(pe)];
         r.op = 5;
         r.pe = pe;
         r.src = dev(obj.get());
-        r.dst = dev(info.get() + 3 * pe);
+        r.dst = dev(info.get() + 4 * pe);
     }
     info.poison();
     Push p;
@@ -112,12 +118,15 @@ std::vector<std::uint64_t> hlsl_direct(Space s) {
     p.count = static_cast<std::uint32_t>(n);
     REQUIRE(wait.run(1, p) == 0);
     const std::vector<std::uint64_t> v = info.load_all();
-    std::uint64_t mask = 0;
+    std::uint64_t direct = 0, bound = 0;
     for (int pe = 0; pe < n; ++pe) {
-        REQUIRE(v[3 * static_cast<std::size_t>(pe) + 1] == static_cast<std::uint64_t>(n));
-        if (v[3 * static_cast<std::size_t>(pe) + 2] != 0) mask |= std::uint64_t{1} << pe;
+        const std::size_t at = 4 * static_cast<std::size_t>(pe);
+        REQUIRE(v[at + 1] == static_cast<std::uint64_t>(n));
+        REQUIRE(v[at + 3] <= 1);
+        if (v[at + 2] != 0) direct |= std::uint64_t{1} << pe;
+        if (v[at + 3] != 0) bound |= std::uint64_t{1} << pe;
     }
-    return spmd::gather(mask);
+    return {spmd::gather(direct), spmd::gather(bound)};
 }
 
 } // namespace
@@ -251,16 +260,17 @@ TEST_CASE("HLSL: 32-bit atomics of every kind on a random PE; both heaps", "[hls
         std::vector<int> shift(N);
         std::vector<std::uint32_t> a(N), hit(N), rnd(N);
         // On a GPU, an atomic through the proxy on another PE's device heap on the same GPU (forced,
-        // or that heap beyond the kernel's bindings) is a device atomic that waits for this kernel
-        // (HLSL serves only its own PE's heap): such shifts become 0 (every PE on itself).
+        // or that heap beyond the kernel's bindings) is a device atomic in this PE's AMO mailbox,
+        // which this kernel carries out only where that heap has bindings here: other shifts
+        // become 0 (every PE on itself).
         const bool gpu_device_heap = on_gpu() && s == Space::Device;
-        const std::vector<std::uint64_t> direct = gpu_device_heap ? hlsl_direct(s) : std::vector<std::uint64_t>();
+        const std::vector<std::uint64_t> bound = gpu_device_heap ? hlsl_reach(s).bound : std::vector<std::uint64_t>();
         auto shift_ok = [&](int sh) {
             if (sh == 0 || !gpu_device_heap) return true;
             for (int pe = 0; pe < n; ++pe) {
                 const int t = (pe + sh) % n;
                 if (device_of()[static_cast<std::size_t>(t)] == device_of()[static_cast<std::size_t>(pe)] &&
-                    !(direct[static_cast<std::size_t>(pe)] >> t & 1))
+                    !(bound[static_cast<std::size_t>(pe)] >> t & 1))
                     return false;
             }
             return true;
@@ -320,14 +330,14 @@ TEST_CASE("HLSL: put_signal (SET, ADD, through the proxy where 32-bit atomics ca
     for (Space s : kSpaces) {
         // On a GPU a signal that goes through the proxy into a device heap is a device atomic,
         // which only a waiting kernel of the device library can carry out while kernels run
-        // (shaders/README.md): HLSL carries out those on its own PE's heap that keep the high
-        // word. On another PE's heap on this GPU it waits for this kernel, so there every signal
-        // must be one HLSL makes directly.
+        // (shaders/README.md): HLSL carries out those that keep the high word on the heaps that
+        // have bindings in it. On another PE's heap on this GPU without them it waits for this
+        // kernel, so there every signal must be one HLSL makes directly.
         const bool gpu_device_heap = on_gpu() && s == Space::Device;
         const int right = spmd::right();
         const bool peer_here = gpu_device_heap && right != me && same_device(right);
         if (gpu_device_heap) { // (the same decision on every PE)
-            const bool proxied = peer_here && !(hlsl_direct(s)[static_cast<std::size_t>(me)] >> right & 1);
+            const bool proxied = peer_here && !(hlsl_reach(s).bound[static_cast<std::size_t>(me)] >> right & 1);
             bool any = false;
             for (std::uint64_t b : spmd::gather(proxied ? 1 : 0)) any = any || b != 0;
             if (any) {
@@ -347,8 +357,8 @@ TEST_CASE("HLSL: put_signal (SET, ADD, through the proxy where 32-bit atomics ca
         // (on a GPU's device heap, none that needs a 64-bit atomic: a new high word or a carry)
         const std::uint64_t init_all[kRecs] = {0, 5, 0x100000003ull, 7, 0xfffffff0ull, 0x200000000ull, 1, 0};
         const std::uint64_t val_all[kRecs] = {9, 0x700000001ull, 11, 13, 0x20, 3, 0xffffffffull, 2};
-        const std::uint64_t init_gpu[kRecs] = {0, peer_here ? 0 : 0x700000005ull, 3, 7, 0x10, 0x200000000ull, 1, 0};
-        const std::uint64_t val_gpu[kRecs] = {9, peer_here ? 0x12345 : 0x700000001ull, 11, 13, 0x20, 3, 0xffff, 2};
+        const std::uint64_t init_gpu[kRecs] = {0, 0x700000005ull, 3, 7, 0x10, 0x200000000ull, 1, 0};
+        const std::uint64_t val_gpu[kRecs] = {9, 0x700000001ull, 11, 13, 0x20, 3, 0xffff, 2};
         const std::uint64_t* init = gpu_device_heap ? init_gpu : init_all;
         const std::uint64_t* val = gpu_device_heap ? val_gpu : val_all;
         const int op[kRecs] = {kSignalSet, kSignalSet, kSignalSet, kSignalAdd,
@@ -389,7 +399,7 @@ TEST_CASE("HLSL: put_signal (SET, ADD, through the proxy where 32-bit atomics ca
         // Waits and tests on this PE's values (already true, so nothing waits on another PE),
         // fence, and the queries.
         constexpr std::size_t kW = 16;
-        spmd::SymArray<std::uint64_t> ivars(s, kW), out(Space::Host, kW), info(Space::Host, 3);
+        spmd::SymArray<std::uint64_t> ivars(s, kW), out(Space::Host, kW), info(Space::Host, 4);
         spmd::SymArray<unsigned char> fdata(s, 256), fsrc(s, 256);
         spmd::SymArray<std::uint64_t> flag(s, 1);
         Records wr(kW);
@@ -482,6 +492,67 @@ TEST_CASE("HLSL: put_signal (SET, ADD, through the proxy where 32-bit atomics ca
         spmd::fill_bytes(fexp.data(), 256, Gen(key, 99, static_cast<std::uint64_t>(spmd::left())));
         SPMD_REQUIRE_OK(spmd::diff_bytes(fdata.load_all().data(), fexp.data(), 200));
         shmem_barrier_all();
+    }
+}
+
+// A host's atomic on another PE's word while that PE's HLSL kernel waits for it. On a GPU a host
+// atomic on a device heap is posted in the AMO mailbox of the host's PE, which the waiting kernel
+// carries out: another PE's mailbox where the two share a GPU and its heaps (whose copy and reply
+// the kernel reaches through its bindings), else its own, posted by its proxy. 4 and 8 bytes (the
+// high word kept, as HLSL needs), fetching, with random values.
+TEST_CASE("HLSL: a host atomic on a peer's word while the peer's kernel waits for it", "[hlsl][live]") {
+    const int n = spmd::npes(), me = spmd::me();
+    if (n < 2) {
+        report("skipped the host-to-running-HLSL-kernel test: it needs 2 PEs");
+        return;
+    }
+    const Kernel wait(kernel_spv("hlsl_ops_wait_0"));
+    Push none;
+    none.count = 0;
+    REQUIRE(wait.run(1, none) == 0); // (its pipeline compiled before the timed runs)
+    const bool waiter = me % 2 == 0 && me + 1 < n;
+    for (Space s : kSpaces) {
+        if (s == Space::Host && on_gpu()) {
+            report("skipped the host heap: a GPU's running shader need not see host writes to it");
+            continue;
+        }
+        for (bool wide : {false, true}) {
+            INFO("space: " << spmd::name(s)
+                           << (wide ? ", shmem_uint64_atomic_fetch_add" : ", shmem_uint_atomic_fetch_add"));
+            spmd::SymArray<std::uint64_t> word(s, 1), out(Space::Host, 1);
+            Gen g(spmd::shared_key(), static_cast<std::uint64_t>(me / 2));
+            // no carry out of the low word: HLSL carries out only what keeps the high word
+            const std::uint64_t start = (g.next() & 0xffffffff00000000ull) | (g.next() & 0x7fffffffull);
+            const std::uint64_t add = (g.next() & 0x7fffffffull) | 1;
+            word.store(0, start);
+            out.poison();
+            Records recs(1);
+            recs[0].op = wide ? 1 : 0; // (u)long or uint wait_until, then the tests
+            recs[0].flags = 0;         // SHMEM_CMP_EQ
+            recs[0].dst = dev(word.get());
+            recs[0].a = wide ? start + add : static_cast<std::uint32_t>(start + add);
+            recs[0].c = dev(out.get());
+            Push p;
+            p.recs = recs.address();
+            p.count = 1;
+            double us = 0;
+            const double ms = host_call_during_dispatch(wait, p, [&](int waiter_pe) {
+                const std::uint64_t old =
+                    wide ? shmem_uint64_atomic_fetch_add(word.get(), add, waiter_pe)
+                         : shmem_uint_atomic_fetch_add(reinterpret_cast<unsigned*>(word.get()),
+                                                       static_cast<unsigned>(add), waiter_pe);
+                CHECK(old == (wide ? start : static_cast<std::uint32_t>(start)));
+            }, us);
+            if (waiter) {
+                const std::uint64_t expect = wide ? start + add : (start & 0xffffffff00000000ull) |
+                                                                      static_cast<std::uint32_t>(start + add);
+                CHECK(word.load(0) == expect);
+                CHECK(static_cast<std::uint32_t>(out.load(0)) == 3); // both tests true (signed and unsigned EQ; 4 bytes)
+                report("%s: PE %d's %d-byte fetch-add took %.1f us, 20 ms into PE %d's HLSL dispatch of %.1f ms",
+                       spmd::name(s), me + 1, wide ? 8 : 4, us, me, ms);
+            }
+            shmem_barrier_all();
+        }
     }
 }
 
@@ -583,6 +654,8 @@ TEST_CASE("HLSL: shmem_barrier_all_wg, 3 rounds; both heaps", "[hlsl]") {
     const bool host_heap_unseen = on_gpu() && (force_proxy() || other_devices);
     const Kernel k(kernel_spv("hlsl_ops_barrier_0"));
     const int n = spmd::npes();
+    Push none; // zero rounds: compiled before the PEs meet (lavapipe compiles at the first dispatch)
+    REQUIRE(k.run(1, none) == 0);
     for (Space s : kSpaces) {
         if (s == Space::Host && host_heap_unseen) {
             report("skipped the HLSL barrier test on the host heap: on a GPU, through the proxy or across GPUs");

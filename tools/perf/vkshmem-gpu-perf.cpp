@@ -5,6 +5,10 @@
 //   --rtt N: round trips in one dispatch (100; lavapipe's loop cap allows about 10)
 //   VKSHMEM_FORCE_PROXY=1 ...  makes the first row the shader -> proxy -> peer round trip
 //   --diag adds rows that locate where a shader put loses time
+//   --compile FILE.spv...  instead: how long the driver takes to create a
+//     pipeline of each SPIR-V kernel (vkshmemx_kernel_create, PE 0; for the
+//     first compile, switch off the driver's disk cache, e.g.
+//     __GL_SHADER_DISK_CACHE=0 on NVIDIA, MESA_SHADER_CACHE_DISABLE=true)
 //
 // Rows: compute-shader device-to-device copy (raw) vs shader put into the
 // peer's device heap; vkCmdCopyBuffer host->device (raw) vs host put from
@@ -24,6 +28,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -142,19 +148,49 @@ void row_gbps(const char* what, double gbps, double of) {
     else std::printf("%-58s %9.1f GB/s %11s\n", what, gbps, "");
 }
 
+// --compile: the time of vkshmemx_kernel_create for each SPIR-V file.
+int compile_times(const std::vector<std::string>& files) {
+    shmem_init();
+    if (!vkshmemx_device_state()) die("needs a Vulkan device");
+    if (shmem_my_pe() == 0) {
+        for (const std::string& f : files) {
+            std::ifstream in(f, std::ios::binary);
+            const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            if (!in.good() && !in.eof()) die("cannot read a SPIR-V file");
+            if (bytes.empty() || bytes.size() % 4) die("not a SPIR-V file");
+            std::vector<std::uint32_t> words(bytes.size() / 4);
+            std::memcpy(words.data(), bytes.data(), bytes.size());
+            const auto t0 = std::chrono::steady_clock::now();
+            vkshmemx_kernel* k = vkshmemx_kernel_create(words.data(), bytes.size(), 128);
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (!k) die("kernel creation failed");
+            std::printf("%-58s %9.2f s\n", f.c_str(), s);
+            std::fflush(stdout);
+            vkshmemx_kernel_destroy(k);
+        }
+    }
+    shmem_finalize();
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     std::size_t mib = 64;
     bool diag = false;
     unsigned rtt_count = 100;
+    std::vector<std::string> compile;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--mib" && i + 1 < argc) mib = std::strtoul(argv[++i], nullptr, 10);
         else if (a == "--diag") diag = true;
         else if (a == "--rtt" && i + 1 < argc) rtt_count = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
-        else die("usage: vkshmem-gpu-perf [--mib N] [--rtt N] [--diag]");
+        else if (a == "--compile") {
+            compile.assign(argv + i + 1, argv + argc);
+            break;
+        } else die("usage: vkshmem-gpu-perf [--mib N] [--rtt N] [--diag] | --compile FILE.spv...");
     }
+    if (!compile.empty()) return compile_times(compile);
     const std::size_t bytes = mib << 20;
     shmem_init();
     const int me = shmem_my_pe(), npes = shmem_n_pes(), peer = npes > 1 ? 1 : 0;
