@@ -121,6 +121,22 @@ inline bool on_several_gpus() {
     return other && on_gpu();
 }
 
+// Whether every PE p may make atomics on the device heap of PE (p + shift) % n, from a kernel
+// that waits for them, where the two share a GPU: `served(p, t)` says whether such atomics are
+// carried out while p's kernel runs (on a GPU only a waiting kernel does that: shaders/README.md,
+// "Limits"; PEs on different GPUs or CPU devices always are). Collective the first time.
+template <class Served> bool shift_served(int shift, Served served) {
+    const int n = spmd::npes();
+    const std::vector<std::uint64_t>& dev_of = device_of();
+    if (!on_gpu()) return true;
+    for (int pe = 0; pe < n; ++pe) {
+        const int t = (pe + shift) % n;
+        if (t != pe && dev_of[static_cast<std::size_t>(t)] == dev_of[static_cast<std::size_t>(pe)] && !served(pe, t))
+            return false;
+    }
+    return true;
+}
+
 // Device-side waits for another PE's running shader need the PEs' shaders to run at the same
 // time: on a CPU device (lavapipe, one process and one worker thread per PE) when there are at
 // least as many CPUs as PEs; on GPUs when no two PEs share one, since a GPU's driver time-slices

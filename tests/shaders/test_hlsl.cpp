@@ -266,14 +266,8 @@ TEST_CASE("HLSL: 32-bit atomics of every kind on a random PE; both heaps", "[hls
         const bool gpu_device_heap = on_gpu() && s == Space::Device;
         const std::vector<std::uint64_t> bound = gpu_device_heap ? hlsl_reach(s).bound : std::vector<std::uint64_t>();
         auto shift_ok = [&](int sh) {
-            if (sh == 0 || !gpu_device_heap) return true;
-            for (int pe = 0; pe < n; ++pe) {
-                const int t = (pe + sh) % n;
-                if (device_of()[static_cast<std::size_t>(t)] == device_of()[static_cast<std::size_t>(pe)] &&
-                    !(bound[static_cast<std::size_t>(pe)] >> t & 1))
-                    return false;
-            }
-            return true;
+            return !gpu_device_heap ||
+                   shift_served(sh, [&](int pe, int t) { return (bound[static_cast<std::size_t>(pe)] >> t & 1) != 0; });
         };
         for (std::size_t i = 0; i < N; ++i) {
             shift[i] = static_cast<int>(spmd::shared_range(0, static_cast<std::uint64_t>(n - 1)));
