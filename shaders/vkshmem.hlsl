@@ -563,7 +563,7 @@ bool vkshmem_local_(uint64_t addr, uint64_t bytes, out uint bf, out uint64_t off
  * access through one switch over the bindings (and the runtime specialises away the bindings it
  * does not fill: VKSHMEM_SPEC_HLSL_BINDINGS). First compiles of the test kernel with every atomic
  * on an H100: 9.8 s without serving, 39.5 s serving this PE's mailbox only (as before), 133 s with
- * every access written out where it happens, 81 s as this loop, 46-54 s specialised at 1-2 PEs;
+ * every access written out where it happens, 81 s as this loop, 41-55 s specialised at 1-2 PEs;
  * lavapipe's test of it ran 151 s written out, 82 s as the loop (it drops the serving, which
  * CPU devices do not need, but only after inlining it). Define VKSHMEM_HLSL_NO_MAILBOX before the
  * include to leave it out of kernels that never wait for such an atomic. */
