@@ -160,8 +160,9 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, int target_pe,
     // submitted whenever none is queued and nobody holds this one: one that
     // ran before this was posted did not serve it, and a waiting HLSL kernel
     // hands back an 8-byte atomic it took when the word changed under it.
+    // (A diagnostic: whether an atomic waits long, and for whom; only with debug logging on.)
     const auto posted_at = std::chrono::steady_clock::now();
-    bool slow_logged = false;
+    bool slow_logged = !log_enabled(LogLevel::Debug);
     while (!done()) {
         if (!slow_logged && std::chrono::steady_clock::now() - posted_at > std::chrono::milliseconds(500)) {
             slow_logged = true;
