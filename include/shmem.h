@@ -205,7 +205,9 @@ int shmem_team_sync(shmem_team_t team) VKSHMEM_NOEXCEPT;
 #define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
 /* quiet, then wait for every PE of the active set. */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync) VKSHMEM_NOEXCEPT;
-/* Wait for every PE of the active set, without completing this PE's operations. */
+/* Wait for every PE of the active set, without completing this PE's operations. With one
+ * argument, shmem_sync(team) is shmem_team_sync (OpenSHMEM 1.5): in C a macro that counts its
+ * arguments (C99 and later), in C++ an overload; see the end of this file. */
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync) VKSHMEM_NOEXCEPT;
 
 /* ---- Contexts (not collective) ------------------------------------------------------ */
@@ -217,8 +219,17 @@ int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx) VKS
 void shmem_ctx_destroy(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
 /* *team = the context's team (SHMEM_TEAM_WORLD for SHMEM_CTX_DEFAULT); nonzero for SHMEM_CTX_INVALID. */
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team) VKSHMEM_NOEXCEPT;
-/* Hints that a burst of operations on ctx begins and ends; they change no semantics. */
-void shmem_ctx_session_start(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
+/* Sessions (OpenSHMEM 1.6): hints that a burst of operations on ctx begins and ends. options:
+ * SHMEM_CTX_SESSION_BATCH (many small operations follow); config (read only for the fields
+ * config_mask names, and may be NULL when it names none): total_ops, the number of operations
+ * expected. They change no semantics; on SHMEM_CTX_INVALID they do nothing. */
+typedef struct {
+    size_t total_ops;
+} shmem_ctx_session_config_t;
+#define SHMEM_CTX_SESSION_BATCH (1L << 0)
+#define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0)
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config,
+                             long config_mask) VKSHMEM_NOEXCEPT;
 void shmem_ctx_session_stop(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
 void shmem_ctx_fence(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
 void shmem_ctx_quiet(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
@@ -264,6 +275,14 @@ void *shmalloc(size_t size) VKSHMEM_NOEXCEPT;
 void shfree(void *ptr) VKSHMEM_NOEXCEPT;
 void *shrealloc(void *ptr, size_t size) VKSHMEM_NOEXCEPT;
 void *shmemalign(size_t alignment, size_t size) VKSHMEM_NOEXCEPT;
+/* DEPRECATED: the session names of drafts of OpenSHMEM 1.6, which some implementations shipped:
+ * shmem_session_start/stop are shmem_ctx_session_start/stop. */
+typedef shmem_ctx_session_config_t shmem_session_config_t;
+#define SHMEM_SESSION_SAME_AMO SHMEM_CTX_SESSION_BATCH
+#define SHMEM_SESSION_TOTAL_OPS SHMEM_CTX_SESSION_TOTAL_OPS
+void shmem_session_start(shmem_ctx_t ctx, long options, const shmem_session_config_t *config,
+                         long config_mask) VKSHMEM_NOEXCEPT;
+void shmem_session_stop(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
 /* DEPRECATED: shmem_my_pe, shmem_n_pes. */
 int _my_pe(void) VKSHMEM_NOEXCEPT;
 int _num_pes(void) VKSHMEM_NOEXCEPT;
@@ -289,6 +308,15 @@ void shmem_udcflush_line(void *dest) VKSHMEM_NOEXCEPT;
 
 #ifdef __cplusplus
 }
+#endif
+
+/* shmem_sync(team): the team sync; shmem_sync(PE_start, logPE_stride, PE_size, pSync): the
+ * deprecated active-set one. (shmem_sync)(...) always names the active-set function. */
+#if defined(__cplusplus) && !defined(VKSHMEM_NO_CXX_OVERLOADS)
+extern "C++" inline int shmem_sync(shmem_team_t team) noexcept { return shmem_team_sync(team); }
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L
+#define VKSHMEM_SYNC_PICK_(_1, _2, _3, _4, NAME, ...) NAME
+#define shmem_sync(...) VKSHMEM_SYNC_PICK_(__VA_ARGS__, shmem_sync, 0, 0, shmem_team_sync, 0)(__VA_ARGS__)
 #endif
 
 #endif /* VKSHMEM_SHMEM_H */

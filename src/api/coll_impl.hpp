@@ -53,6 +53,7 @@ void check_root(const coll::Team& t, int root, const char* call);
 template <class T, class Op> int reduce(team_t team, T* dest, const T* source, std::size_t n, const char* call) {
     coll::Team* t = team_of(team, call);
     if (!t) return -1;
+    if (n == 0) return 0;
     coll::reduce(*t, dest, source, n, sizeof(T), &combine<T, Op>, call);
     return 0;
 }
@@ -60,11 +61,15 @@ template <class T, class Op> int reduce(team_t team, T* dest, const T* source, s
 template <class T> int scan(team_t team, T* dest, const T* source, std::size_t n, bool inclusive, const char* call) {
     coll::Team* t = team_of(team, call);
     if (!t) return -1;
+    if (n == 0) return 0;
     coll::scan(*t, dest, source, n, sizeof(T), &combine<T, OpSum>, inclusive, call);
     return 0;
 }
 
 // The active set's team (its flags in pSync), or the job ends: bad set, or this PE not in it.
+// Every collective here with zero elements (the same count on every PE, as the specification
+// requires; collect's counts may differ, so it always runs) returns at once, looking at none of
+// its pointers.
 coll::Team& active_set(int start, int log_stride, int size, long* psync, const char* call);
 [[noreturn]] void bad_count(int nreduce, const char* call);
 
@@ -72,6 +77,7 @@ template <class T, class Op>
 void reduce_set(T* dest, const T* source, int nreduce, int start, int log_stride, int size, long* psync,
                 const char* call) {
     if (nreduce < 0) bad_count(nreduce, call);
+    if (nreduce == 0) return;
     coll::reduce(active_set(start, log_stride, size, psync, call), dest, source, static_cast<std::size_t>(nreduce),
                  sizeof(T), &combine<T, Op>, call);
 }
@@ -81,6 +87,7 @@ void reduce_set(T* dest, const T* source, int nreduce, int start, int log_stride
 template <class T> int broadcast(team_t team, T* dest, const T* source, std::size_t nelems, int root, const char* call) {
     coll::Team* t = team_of(team, call);
     if (!t) return -1;
+    if (nelems == 0) return 0;
     detail::check_root(*t, root, call);
     coll::broadcast(*t, dest, source, nelems * sizeof(T), root, true, call);
     return 0;
@@ -94,12 +101,14 @@ template <class T> int collect(team_t team, T* dest, const T* source, std::size_
 template <class T> int fcollect(team_t team, T* dest, const T* source, std::size_t nelems, const char* call) {
     coll::Team* t = team_of(team, call);
     if (!t) return -1;
+    if (nelems == 0) return 0;
     coll::fcollect(*t, dest, source, nelems * sizeof(T), call);
     return 0;
 }
 template <class T> int alltoall(team_t team, T* dest, const T* source, std::size_t nelems, const char* call) {
     coll::Team* t = team_of(team, call);
     if (!t) return -1;
+    if (nelems == 0) return 0;
     coll::alltoall(*t, dest, source, nelems * sizeof(T), call);
     return 0;
 }
@@ -108,6 +117,7 @@ int alltoalls(team_t team, T* dest, const T* source, std::ptrdiff_t dst, std::pt
               const char* call) {
     coll::Team* t = team_of(team, call);
     if (!t) return -1;
+    if (nelems == 0) return 0;
     coll::alltoalls(*t, dest, source, dst, sst, nelems, sizeof(T), call);
     return 0;
 }
@@ -144,6 +154,7 @@ template <class T> int sum_exscan(team_t team, T* dest, const T* source, std::si
 template <class T>
 void broadcast_set(T* dest, const T* source, std::size_t nelems, int root, int start, int log_stride, int size,
                    long* psync, const char* call) {
+    if (nelems == 0) return;
     coll::Team& t = detail::active_set(start, log_stride, size, psync, call);
     detail::check_root(t, root, call);
     coll::broadcast(t, dest, source, nelems * sizeof(T), root, false, call); // the root's dest stays as it was
@@ -156,16 +167,19 @@ void collect_set(T* dest, const T* source, std::size_t nelems, int start, int lo
 template <class T>
 void fcollect_set(T* dest, const T* source, std::size_t nelems, int start, int log_stride, int size, long* psync,
                   const char* call) {
+    if (nelems == 0) return;
     coll::fcollect(detail::active_set(start, log_stride, size, psync, call), dest, source, nelems * sizeof(T), call);
 }
 template <class T>
 void alltoall_set(T* dest, const T* source, std::size_t nelems, int start, int log_stride, int size, long* psync,
                   const char* call) {
+    if (nelems == 0) return;
     coll::alltoall(detail::active_set(start, log_stride, size, psync, call), dest, source, nelems * sizeof(T), call);
 }
 template <class T>
 void alltoalls_set(T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems, int start,
                    int log_stride, int size, long* psync, const char* call) {
+    if (nelems == 0) return;
     coll::alltoalls(detail::active_set(start, log_stride, size, psync, call), dest, source, dst, sst, nelems,
                     sizeof(T), call);
 }

@@ -83,21 +83,43 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team) noexcept {
     return 0;
 }
 
-void shmem_ctx_session_start(shmem_ctx_t ctx) noexcept {
-    if (ctx != SHMEM_CTX_DEFAULT && ctx != SHMEM_CTX_INVALID) context_of(ctx, "shmem_ctx_session_start");
+// Sessions are hints: every operation here already completes or is ordered as it would be
+// without one, so there is nothing to batch. What is checked is what would be a program error.
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t* config,
+                             long config_mask) noexcept {
+    constexpr const char* call = "shmem_ctx_session_start";
+    if (ctx == SHMEM_CTX_INVALID) return;
+    if (ctx != SHMEM_CTX_DEFAULT) context_of(ctx, call);
+    if ((config_mask & SHMEM_CTX_SESSION_TOTAL_OPS) && !config)
+        fatal(call, "config is NULL while config_mask names SHMEM_CTX_SESSION_TOTAL_OPS");
+    if (options & ~SHMEM_CTX_SESSION_BATCH)
+        VKSHMEM_WARN_ONCE("{}: ignoring unknown option bits {:#x}", call, options & ~SHMEM_CTX_SESSION_BATCH);
 }
 void shmem_ctx_session_stop(shmem_ctx_t ctx) noexcept {
     if (ctx != SHMEM_CTX_DEFAULT && ctx != SHMEM_CTX_INVALID) context_of(ctx, "shmem_ctx_session_stop");
 }
+void shmem_session_start(shmem_ctx_t ctx, long options, const shmem_session_config_t* config,
+                         long config_mask) noexcept {
+    shmem_ctx_session_start(ctx, options, config, config_mask);
+}
+void shmem_session_stop(shmem_ctx_t ctx) noexcept { shmem_ctx_session_stop(ctx); }
 
+// On SHMEM_CTX_INVALID, fence, quiet and pe_quiet do nothing (OpenSHMEM 1.6 §9.5.1: a PE left out
+// of a team gets an invalid context from shmem_team_create_ctx, and the specification's own example
+// then calls them on it).
 void shmem_ctx_fence(shmem_ctx_t ctx) noexcept {
+    if (ctx == SHMEM_CTX_INVALID) return;
     if (ctx != SHMEM_CTX_DEFAULT) context_of(ctx, "shmem_ctx_fence");
     shmem_fence();
 }
-void shmem_ctx_quiet(shmem_ctx_t ctx) noexcept { complete(ctx, "shmem_ctx_quiet"); }
+void shmem_ctx_quiet(shmem_ctx_t ctx) noexcept {
+    if (ctx == SHMEM_CTX_INVALID) return;
+    complete(ctx, "shmem_ctx_quiet");
+}
 
 void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int* target_pes, size_t npes) noexcept {
     constexpr const char* call = "shmem_ctx_pe_quiet";
+    if (ctx == SHMEM_CTX_INVALID) return;
     if (npes && !target_pes) fatal(call, "target_pes is NULL with npes {}", npes);
     for (size_t i = 0; i < npes; ++i) api::ctx_pe(ctx, target_pes[i], call); // each must be in the team
     complete(ctx, call);

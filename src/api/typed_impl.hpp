@@ -168,12 +168,23 @@ std::size_t scan(T* ivars, std::size_t n, const int* status, int cmp, T value, c
     return hits;
 }
 
+// Where this thread's next test_any/wait_until_any scan starts: one past the index the last one
+// returned, so repeated calls with several satisfied entries return each in turn rather than
+// always the first (OpenSHMEM 1.6 §9.10: a program that serves the returned entry and calls again
+// must not starve the others).
+inline thread_local std::size_t any_cursor = 0;
+
 template <class T>
 std::size_t first_hit(T* ivars, std::size_t n, const int* status, int cmp, T value, const T* values) {
-    const bool slow = n && unmapped(ivars);
-    for (std::size_t i = 0; i < n; ++i) {
+    if (n == 0) return SIZE_MAX;
+    const bool slow = unmapped(ivars);
+    std::size_t i = any_cursor % n;
+    for (std::size_t k = 0; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
         if (status && status[i]) continue;
-        if (compare(watch(&ivars[i], slow), cmp, values ? values[i] : value)) return i;
+        if (compare(watch(&ivars[i], slow), cmp, values ? values[i] : value)) {
+            any_cursor = i + 1;
+            return i;
+        }
     }
     return SIZE_MAX;
 }
@@ -221,8 +232,12 @@ std::size_t wait_some(T* ivars, std::size_t n, std::size_t* indices, const int* 
 } // namespace detail
 
 // ---- RMA ----------------------------------------------------------------------------
+// A transfer of zero elements is a no-op that looks at none of its arguments: programs pass NULL
+// or private buffers with it (as the collectives and strided forms do below).
 template <class T> void put(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
     const std::size_t n = nelems * sizeof(T);
+    if (n == 0) [[unlikely]]
+        return;
     detail::Target t = detail::target(dest, n, pe, call);
     if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
         detail::copy_bytes(t.ptr, source, n);
@@ -233,6 +248,8 @@ template <class T> void put(T* dest, const T* source, std::size_t nelems, int pe
 
 template <class T> void get(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
     const std::size_t n = nelems * sizeof(T);
+    if (n == 0) [[unlikely]]
+        return;
     detail::Target t = detail::target(source, n, pe, call);
     if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
         detail::copy_bytes(dest, t.ptr, n);

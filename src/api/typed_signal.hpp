@@ -27,9 +27,9 @@ inline void check_sig_op(int sig_op, const char* call) {
 // The signal update of a put with signal whose data (at `data` on `pe`) has been issued. On a
 // mapped peer the update is a seq_cst store or add, so a reader that sees it with an acquire
 // load also sees the data stored before it.
-inline void update_signal(const void* data, std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe,
-                          const char* call) {
-    if (target(data, 0, pe, call).route != Route::Direct) [[unlikely]]
+inline void update_signal(const void* data, std::size_t bytes, std::uint64_t* sig_addr, std::uint64_t signal,
+                          int sig_op, int pe, const char* call) {
+    if (bytes && target(data, 0, pe, call).route != Route::Direct) [[unlikely]]
         order_before_signal(data, sig_addr, pe, call);
     amo(sig_addr, sig_op == kSignalAdd ? AmoOp::Add : AmoOp::Set, signal, std::uint64_t{0}, pe, call, false);
 }
@@ -42,7 +42,8 @@ void put_signal(T* dest, const T* source, std::size_t nelems, std::uint64_t* sig
                 int pe, const char* call) {
     detail::check_sig_op(sig_op, call);
     put(dest, source, nelems, pe, call);
-    detail::update_signal(dest, sig_addr, signal, sig_op, pe, call);
+    // With no data (nelems 0: dest may be NULL) the signal is still delivered.
+    detail::update_signal(dest, nelems * sizeof(T), sig_addr, signal, sig_op, pe, call);
 }
 
 // Every put completes before it returns (put_nbi is put), so the nbi form is the blocking one.

@@ -289,6 +289,11 @@ void Runtime::quiet() {
 void Runtime::barrier_all(const char* call) { coll::barrier(teams_->world(), call); }
 
 void* Runtime::allocate(Space s, std::size_t size, std::size_t align, const char* call) {
+    // OpenSHMEM 1.6 §9.3: a request for zero bytes returns NULL (and still synchronizes).
+    if (size == 0) {
+        barrier_all();
+        return nullptr;
+    }
     void* p = nullptr;
     {
         std::lock_guard lk(mu_);

@@ -31,8 +31,21 @@ TEST_CASE("contexts: create, options, get_team, destroy", "[ctx]") {
         REQUIRE(ctx != SHMEM_CTX_INVALID);
         REQUIRE(shmem_ctx_get_team(ctx, &team) == 0);
         REQUIRE(team == SHMEM_TEAM_WORLD);
-        shmem_ctx_session_start(ctx);
+        // A session around a batch of puts: a hint, so the puts complete as without one.
+        static long box[8];
+        const long base = static_cast<long>(spmd::shared_range(1, 1 << 20)) * 16;
+        const shmem_ctx_session_config_t cfg = {8};
+        shmem_ctx_session_start(ctx, SHMEM_CTX_SESSION_BATCH, &cfg, SHMEM_CTX_SESSION_TOTAL_OPS);
+        for (int i = 0; i < 8; ++i) shmem_ctx_long_p(ctx, &box[i], base + i, spmd::right());
         shmem_ctx_session_stop(ctx);
+        shmem_ctx_quiet(ctx);
+        shmem_session_start(ctx, SHMEM_SESSION_SAME_AMO, nullptr, 0); // the draft names
+        shmem_session_stop(ctx);
+        shmem_ctx_session_start(SHMEM_CTX_INVALID, 0, nullptr, 0);
+        shmem_ctx_session_stop(SHMEM_CTX_INVALID);
+        shmem_barrier_all();
+        for (int i = 0; i < 8; ++i) REQUIRE(spmd::local_get(&box[i]) == base + i);
+        shmem_barrier_all();
         shmem_ctx_destroy(ctx);
     }
     shmem_ctx_t bad = SHMEM_CTX_DEFAULT;
@@ -193,6 +206,34 @@ TEST_CASE("ctx_pe_quiet takes PEs of the context's team", "[ctx]") {
     shmem_barrier_all();
     shmem_free(box);
     shmem_ctx_destroy(ctx);
+}
+
+// The specification's team-context example (§9.5.1): PEs outside a team get SHMEM_CTX_INVALID from
+// shmem_team_create_ctx and still call fence and quiet on it, which must do nothing.
+TEST_CASE("fence, quiet and pe_quiet on SHMEM_CTX_INVALID do nothing", "[ctx]") {
+    const int n = spmd::npes(), me = spmd::me();
+    shmem_team_t evens = SHMEM_TEAM_INVALID;
+    REQUIRE(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, nullptr, 0, &evens) == 0);
+    shmem_ctx_t ctx = SHMEM_CTX_DEFAULT;
+    const int rc = shmem_team_create_ctx(evens, 0, &ctx);
+    CHECK((rc == 0) == (me % 2 == 0));
+    CHECK((ctx == SHMEM_CTX_INVALID) == (me % 2 == 1));
+    static long box;
+    box = 0;
+    shmem_barrier_all();
+    if (ctx != SHMEM_CTX_INVALID) shmem_ctx_long_p(ctx, &box, me + 1, 0); // team PE 0 is world PE 0
+    const int pes[] = {0};
+    shmem_ctx_fence(ctx);
+    shmem_ctx_quiet(ctx);
+    shmem_ctx_pe_quiet(ctx, pes, 1);
+    shmem_ctx_fence(SHMEM_CTX_INVALID);
+    shmem_ctx_quiet(SHMEM_CTX_INVALID);
+    shmem_ctx_pe_quiet(SHMEM_CTX_INVALID, nullptr, 0);
+    shmem_barrier_all();
+    if (me == 0) CHECK(spmd::local_get(&box) >= 1);
+    shmem_barrier_all();
+    shmem_ctx_destroy(ctx);
+    shmem_team_destroy(evens);
 }
 
 } // namespace

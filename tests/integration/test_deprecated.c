@@ -1,6 +1,6 @@
 /* The deprecated names that older programs still call, from C11 as they do: start_pes instead of
  * shmem_init, _my_pe/_num_pes, the pre-1.4 atomics shmem_TYPENAME_{fadd,finc,cswap,swap,add,inc,
- * fetch,set} over OpenSHMEM 1.3's type lists and their generic forms, shmem_TYPENAME_wait and
+ * fetch,set} over today's AMO type tables and their generic forms, shmem_TYPENAME_wait and
  * shmem_wait, and the cache routines (no-ops). Also the C11 generic macros of put with signal and
  * ibput/ibget, and shmalloc/shrealloc/shmemalign/shfree. Every result is checked; a failure ends the job with shmem_global_exit(1). Prints
  * "deprecated: N PEs OK" from PE 0. */
@@ -53,6 +53,16 @@ static int me, npes, right, left;
 TEST_STANDARD(int, int)
 TEST_STANDARD(long, long)
 TEST_STANDARD(long long, longlong)
+/* ... and, as older codes call them, every type of today's standard AMO table. */
+TEST_STANDARD(unsigned int, uint)
+TEST_STANDARD(unsigned long, ulong)
+TEST_STANDARD(unsigned long long, ulonglong)
+TEST_STANDARD(int32_t, int32)
+TEST_STANDARD(int64_t, int64)
+TEST_STANDARD(uint32_t, uint32)
+TEST_STANDARD(uint64_t, uint64)
+TEST_STANDARD(size_t, size)
+TEST_STANDARD(ptrdiff_t, ptrdiff)
 
 /* swap, set and fetch also took float and double. */
 #define TEST_EXTENDED(T, N)                                                                                  \
@@ -90,6 +100,10 @@ TEST_WAIT(short, short)
 TEST_WAIT(int, int)
 TEST_WAIT(long, long)
 TEST_WAIT(long long, longlong)
+TEST_WAIT(unsigned short, ushort)
+TEST_WAIT(uint64_t, uint64)
+TEST_WAIT(size_t, size)
+TEST_WAIT(ptrdiff_t, ptrdiff)
 
 static void test_untyped(void) {
     long *v = shmem_malloc(2 * sizeof(long));
@@ -132,6 +146,75 @@ static void test_generics(void) {
     shmem_barrier_all();
     shmem_free(d);
     shmem_free(i);
+}
+
+/* The generic forms on the types of the specification's tables that are typedefs of other
+ * standard types: the deprecated AMOs on unsigned and size_t, the bitwise AMOs on int and long
+ * (int32_t and int64_t), the bitwise reductions on signed char, short, int and long (int8_t ..
+ * int64_t), and shmem_sync with a team and with an active set. */
+static long sync_psync[SHMEM_SYNC_SIZE];
+static void test_generic_types(void) {
+    unsigned *u = shmem_malloc(sizeof(unsigned));
+    size_t *z = shmem_malloc(sizeof(size_t));
+    int *i = shmem_malloc(sizeof(int));
+    long *l = shmem_malloc(sizeof(long));
+    CHECK(u != NULL && z != NULL && i != NULL && l != NULL);
+    *u = 7u * (unsigned)me;
+    *z = (size_t)me << 40;
+    *i = 0x0ff0 | me;
+    *l = 0x7f00ff00L | me;
+    shmem_barrier_all();
+    CHECK(shmem_fadd(u, 3u, right) == 7u * (unsigned)right);
+    CHECK(shmem_finc(z, right) == (size_t)right << 40);
+    shmem_inc(u, right);
+    CHECK(shmem_cswap(z, ((size_t)right << 40) + 1, (size_t)5, right) == ((size_t)right << 40) + 1);
+    CHECK(shmem_fetch(u, right) == 7u * (unsigned)right + 4u);
+    CHECK(shmem_atomic_fetch_and(i, 0x00ff, right) == (0x0ff0 | right));
+    shmem_atomic_or(i, 0x1000, right);
+    CHECK(shmem_atomic_fetch_xor(l, 0xffL, right) == (0x7f00ff00L | right));
+    shmem_atomic_and(SHMEM_CTX_DEFAULT, l, 0x0000ffffL, right);
+    shmem_barrier_all();
+    CHECK(*z == 5 && *i == (0x1000 | (0x00f0 & (0x0ff0 | me)) | (me & 0xf)));
+    CHECK(*l == (((0x7f00ff00L | me) ^ 0xffL) & 0x0000ffffL));
+    CHECK(shmem_sync(SHMEM_TEAM_WORLD) == 0);
+    shmem_sync(0, 0, npes, sync_psync);
+
+    /* Bitwise reductions dispatch on the signed types too. */
+    signed char *sc = shmem_malloc(2 * sizeof(signed char));
+    short *sh = shmem_malloc(2 * sizeof(short));
+    CHECK(sc != NULL && sh != NULL);
+    sc[0] = (signed char)(1 << (me % 7));
+    sh[0] = (short)(0x0f0f ^ me);
+    int *ir = shmem_malloc(2 * sizeof(int));
+    long *lr = shmem_malloc(2 * sizeof(long));
+    CHECK(ir != NULL && lr != NULL);
+    ir[0] = -1 ^ (1 << me);
+    lr[0] = (long)me << 33;
+    shmem_barrier_all();
+    CHECK(shmem_or_reduce(SHMEM_TEAM_WORLD, &sc[1], &sc[0], 1) == 0);
+    CHECK(shmem_xor_reduce(SHMEM_TEAM_WORLD, &sh[1], &sh[0], 1) == 0);
+    CHECK(shmem_and_reduce(SHMEM_TEAM_WORLD, &ir[1], &ir[0], 1) == 0);
+    CHECK(shmem_or_reduce(SHMEM_TEAM_WORLD, &lr[1], &lr[0], 1) == 0);
+    signed char want_sc = 0;
+    short want_sh = 0;
+    int want_ir = -1;
+    long want_lr = 0;
+    for (int pe = 0; pe < npes; ++pe) {
+        want_sc |= (signed char)(1 << (pe % 7));
+        want_sh ^= (short)(0x0f0f ^ pe);
+        want_ir &= -1 ^ (1 << pe);
+        want_lr |= (long)pe << 33;
+    }
+    CHECK(sc[1] == want_sc && sh[1] == want_sh && ir[1] == want_ir && lr[1] == want_lr);
+    shmem_barrier_all();
+    shmem_free(lr);
+    shmem_free(ir);
+    shmem_free(sh);
+    shmem_free(sc);
+    shmem_free(l);
+    shmem_free(i);
+    shmem_free(z);
+    shmem_free(u);
 }
 
 /* The 1.6 generic macros of put with signal, signals and strided blocks, from C. */
@@ -210,14 +293,28 @@ int main(void) {
     test_standard_int();
     test_standard_long();
     test_standard_longlong();
+    test_standard_uint();
+    test_standard_ulong();
+    test_standard_ulonglong();
+    test_standard_int32();
+    test_standard_int64();
+    test_standard_uint32();
+    test_standard_uint64();
+    test_standard_size();
+    test_standard_ptrdiff();
     test_extended_float();
     test_extended_double();
     test_wait_short();
     test_wait_int();
     test_wait_long();
     test_wait_longlong();
+    test_wait_ushort();
+    test_wait_uint64();
+    test_wait_size();
+    test_wait_ptrdiff();
     test_untyped();
     test_generics();
+    test_generic_types();
     test_new_generics();
 
     shmem_barrier_all();

@@ -110,9 +110,11 @@ TEST_CASE("shmem_calloc returns zeroed memory") {
         shmem_free(p);
     }
     {
-        INFO("shmem_calloc with a zero count or size: NULL or a pointer shmem_free accepts");
+        INFO("shmem_calloc with a zero count or size: NULL (OpenSHMEM 1.6 §9.3.1)");
         void* a = shmem_calloc(0, 8);
         void* b = shmem_calloc(8, 0);
+        CHECK(a == nullptr);
+        CHECK(b == nullptr);
         shmem_free(b);
         shmem_free(a);
     }
@@ -225,16 +227,37 @@ TEST_CASE("shmem_malloc_with_hints and shmemx_device_malloc") {
     shmem_free(ref_host);
 }
 
-TEST_CASE("zero-size requests and shmem_free(NULL)") {
-    void* a = shmem_malloc(0);
-    void* b = shmem_malloc_with_hints(0, SHMEMX_MALLOC_DEVICE);
-    void* c = shmem_align(64, 0);
-    void* d = shmemx_device_malloc(0);
-    INFO("each is NULL or a pointer that shmem_free accepts");
-    shmem_free(d);
-    shmem_free(c);
-    shmem_free(b);
-    shmem_free(a);
+// Each zero-size request returns NULL (OpenSHMEM 1.6 §9.3.1) and is still a barrier: a put issued
+// before it on one PE is visible on every PE after it.
+TEST_CASE("zero-size requests return NULL and synchronize; shmem_free(NULL)") {
+    static long mark[4];
+    const int me = spmd::me(), n = spmd::npes();
+    const long stamp = static_cast<long>(spmd::shared_range(1, 1 << 30));
+    using Alloc = void* (*)();
+    const std::pair<const char*, Alloc> calls[] = {
+        {"shmem_malloc(0)", [] { return shmem_malloc(0); }},
+        {"shmem_calloc(0, 8)", [] { return shmem_calloc(0, 8); }},
+        {"shmem_calloc(8, 0)", [] { return shmem_calloc(8, 0); }},
+        {"shmem_align(64, 0)", [] { return shmem_align(64, 0); }},
+        {"shmem_malloc_with_hints(0, 0)", [] { return shmem_malloc_with_hints(0, 0); }},
+        {"shmem_malloc_with_hints(0, SHMEMX_MALLOC_DEVICE)",
+         [] { return shmem_malloc_with_hints(0, SHMEMX_MALLOC_DEVICE); }},
+        {"shmemx_device_malloc(0)", [] { return shmemx_device_malloc(0); }},
+        {"shmem_realloc(NULL, 0)", [] { return shmem_realloc(nullptr, 0); }},
+    };
+    long round = 0;
+    for (const auto& [name, alloc] : calls) {
+        INFO(name);
+        ++round;
+        mark[0] = 0;
+        shmem_barrier_all();
+        // Only the right neighbour writes this PE's mark, before the call; the call must order it.
+        shmem_long_p(&mark[0], stamp + round, (me + 1) % n);
+        void* p = alloc();
+        CHECK(p == nullptr);
+        CHECK(spmd::local_get(&mark[0]) == stamp + round);
+        shmem_free(p);
+    }
     shmem_free(nullptr);
     void* e = shmem_malloc(16);
     REQUIRE(e != nullptr);

@@ -428,6 +428,53 @@ TEST_CASE("test_all/any/some and wait_until_all/any/some on empty sets") {
     });
 }
 
+// Fairness of the _any forms: with several entries satisfied and no status array, repeated calls
+// return each satisfied index in turn (a program that serves the returned entry and calls again
+// must not starve the others); entries not satisfied are never returned.
+constexpr std::size_t kN = 7;
+TEST_CASE("test_any/wait_until_any (and _vector) return every satisfied index in turn") {
+    const int to = spmd::right();
+    spmd::for_each_space([&](Space s) {
+        spmd::SymArray<long> vars(s, kN);
+        // A random set of at least two satisfied entries, the same on every PE.
+        Gen g(spmd::shared_key());
+        std::vector<bool> sat(kN, false);
+        std::size_t nsat = 0;
+        while (nsat < 2)
+            for (std::size_t i = 0; i < kN; ++i)
+                if (!sat[i] && g.next() % 2) sat[i] = true, ++nsat;
+        for (std::size_t i = 0; i < kN; ++i) vars.store(i, 0);
+        shmem_barrier_all();
+        for (std::size_t i = 0; i < kN; ++i)
+            if (sat[i]) shmem_long_p(vars.at(i), 5, to);
+        shmem_barrier_all();
+        const std::vector<long> fives(kN, 5);
+        using Call = std::size_t (*)(long*, const long*);
+        const std::pair<const char*, Call> forms[] = {
+            {"test_any", [](long* v, const long*) { return shmem_long_test_any(v, kN, nullptr, SHMEM_CMP_EQ, 5); }},
+            {"test_any_vector",
+             [](long* v, const long* c) { return shmem_long_test_any_vector(v, kN, nullptr, SHMEM_CMP_EQ, c); }},
+            {"wait_until_any",
+             [](long* v, const long*) { return shmem_long_wait_until_any(v, kN, nullptr, SHMEM_CMP_EQ, 5); }},
+            {"wait_until_any_vector",
+             [](long* v, const long* c) { return shmem_long_wait_until_any_vector(v, kN, nullptr, SHMEM_CMP_EQ, c); }},
+        };
+        for (const auto& [name, call] : forms) {
+            INFO(name << " over " << nsat << " satisfied entries of " << kN);
+            std::set<std::size_t> seen;
+            for (std::size_t k = 0; k < nsat; ++k) {
+                const std::size_t r = call(vars.get(), fives.data());
+                INFO("call " << k << " returned " << r);
+                REQUIRE(r < kN);
+                REQUIRE(sat[r]);
+                seen.insert(r);
+            }
+            CHECK(seen.size() == nsat);
+        }
+        shmem_barrier_all();
+    });
+}
+
 // One PE writes a variable only after another is certainly waiting on it: wait_until must block
 // and then see the value, for each comparison.
 TEST_CASE("wait_until blocks until a late write arrives") {

@@ -60,7 +60,8 @@ def type_instances(tables, list_name):
         if name not in by_name:
             raise GenError(f"type list {list_name!r} names unknown type {name!r}")
         t = by_name[name]
-        out.append({"TYPE": t["ctype"], "TYPENAME": t["name"], "ELEM": t["ctype"], "_generic": t["generic"]})
+        out.append({"TYPE": t["ctype"], "TYPENAME": t["name"], "ELEM": t["ctype"], "_generic": t["generic"],
+                    "_aliases": t.get("aliases", ()), "_bits": t["bits"]})
     return out
 
 
@@ -104,6 +105,9 @@ def expand(tables):
                         "call": op["call"],
                         "elem": inst["ELEM"],
                         "generic": inst["_generic"],
+                        "aliases": inst.get("_aliases", ()),
+                        "bits": inst.get("_bits"),
+                        "typename": inst.get("TYPENAME"),
                         "ctype": inst.get("TYPE"),
                         "ctx": op.get("ctx", False),
                     }
@@ -154,6 +158,25 @@ def cxx_forwarder(r):
     return [head, f"{{ {body} }}"]
 
 
+def generic_routines(routines):
+    """The routines a generic interface dispatches to: every distinct standard C type of the list,
+    then each typedef none of whose possible standard types (its aliases) is there already, and
+    which cannot be the same type as a typedef taken before it (both of one width, or one of
+    unfixed width, and a common alias). So int32_t makes a list of unsigned types accept int,
+    while a list holding int leaves int32_t to it."""
+    chosen = [r for r in routines if r["generic"]]
+    standard = {r["typename"] for r in chosen}
+    typedefs = []
+    for r in routines:
+        if r["generic"] or not r["aliases"] or standard.intersection(r["aliases"]):
+            continue
+        if any(set(r["aliases"]) & set(o["aliases"]) and (r["bits"] is None or o["bits"] is None
+                                                         or r["bits"] == o["bits"]) for o in typedefs):
+            continue
+        typedefs.append(r)
+    return chosen + typedefs
+
+
 def generic_macros(expanded):
     """C11 generic macros, in family/op order. A macro with a context form takes either argument
     list: it counts its arguments and picks the plain or the shmem_ctx_ association list."""
@@ -179,7 +202,7 @@ def generic_macros(expanded):
         pnames = [n for _, n in op["params"]]
         if op["on"] not in pnames:
             raise GenError(f"{op['name']}: generic dispatch parameter {op['on']!r} is not a parameter")
-        assoc = [(r["ctype"], r["name"]) for r in routines if r["generic"]]
+        assoc = [(r["ctype"], r["name"]) for r in generic_routines(routines)]
         ctypes = [c for c, _ in assoc]
         if len(set(ctypes)) != len(ctypes):
             raise GenError(f"{gname}: a type appears twice in the _Generic association list")
@@ -211,9 +234,7 @@ def cxx_overloads(expanded):
         gname = op.get("generic")
         if not gname:
             continue
-        for r in routines:
-            if not r["generic"]:
-                continue
+        for r in generic_routines(routines):
             params = ", ".join(c_param(t, n) for t, n in r["params"])
             args = ", ".join(n for _, n in r["params"])
             body = f"{r['name']}({args});" if r["ret"] == "void" else f"return {r['name']}({args});"
@@ -277,6 +298,93 @@ def render_header(tables, expanded):
     out += ["", "#endif /* C11 generic interfaces */", ""]
     out += cxx_overloads(expanded)
     out += ["", "#endif /* VKSHMEM_SHMEM_TYPED_H */"]
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# Compile test of the generic interfaces (C11 and C++)
+# ---------------------------------------------------------------------------
+
+def _test_arg(ctype, name, inst):
+    """An argument of the given (substituted) C type for a call that is compiled, never run."""
+    t = ctype.replace(" ", "")
+    if t == "shmem_ctx_t":
+        return "SHMEM_CTX_DEFAULT"
+    if t == "shmem_team_t":
+        return "SHMEM_TEAM_WORLD"
+    if t.endswith("*"):
+        if t in ("constint*",):
+            return "status"
+        if t == "size_t*":
+            return "indices"
+        if t == "uint64_t*":
+            return "sig"
+        return f"v_{inst['TYPENAME']}"
+    if name == "value" or name == "cond" or name.startswith("cmp_value"):
+        return f"({inst['TYPE']})1"
+    if t == "int":
+        return "SHMEM_CMP_EQ" if name == "cmp" else "0"
+    return "1"
+
+
+def generic_checks(tables, expanded):
+    """(generic name, C type, call, result type or None) for every generic interface, every type of
+    its specification table (typedefs included: the dispatch must accept them) and both argument
+    lists of those with a context form."""
+    out = []
+    for fam, op, routines in expanded:
+        gname = op.get("generic")
+        if not gname:
+            continue
+        for r in routines:
+            inst = {"TYPE": r["ctype"], "TYPENAME": r["typename"]}
+            pnames = op["params"]
+            args = ", ".join(_test_arg(subst(t, inst, gname), n, inst) for t, n in pnames)
+            ret = subst(op["ret"], inst, gname)
+            typed_ret = ret if op["ret"] == "{TYPE}" else None
+            out.append((gname, r["ctype"], f"{gname}({args})", typed_ret, bool(op.get("ctx"))))
+    return out
+
+
+def render_generic_test(tables, expanded, lang, ctx):
+    """tests/compile/generated/generics[_ctx].{c,cpp}: every generic interface called with every
+    type of its table, without a context or (ctx) with one. The file only has to compile (warnings
+    are errors); where the routine returns the element type, a static assertion checks that the
+    call picked the routine of that type."""
+    checks = [c for c in generic_checks(tables, expanded) if c[4] == ctx]
+    names = [t["name"] for t in tables.TYPES]
+    by_name = {t["name"]: t for t in tables.TYPES}
+    cxx = lang == "cpp"
+    out = [
+        f"{'//' if cxx else '/*'} {MARKER}.{'' if cxx else ' */'}",
+        f"{'//' if cxx else '/*'} Every generic interface of <shmem.h> with every type of its specification table"
+        f"{'' if cxx else ' */'}",
+        f"{'//' if cxx else '/*'} ({'C++ overloads' if cxx else 'C11 _Generic'}), {'with' if ctx else 'without'} a context; {len(checks)} calls. Compiled, "
+        f"never run.{'' if cxx else ' */'}",
+        "#include <shmem.h>",
+        "",
+    ]
+    if cxx:
+        out += ["#include <type_traits>", ""]
+    out += [f"#define VKSHMEM_RESULT_IS(call, T, what) "
+            + ("static_assert(std::is_same<decltype(call), T>::value, what)" if cxx
+               else "_Static_assert(_Generic((call), T: 1, default: 0), what)"), ""]
+    fn = "vkshmem_generic_calls" + ("_ctx" if ctx else "")
+    out += [f"void {fn}(void);",
+            f"void {fn}(void) {{",
+            "    int status[1] = {0};",
+            "    size_t indices[1];",
+            "    static uint64_t sig[1];"]
+    used = {c[1] for c in checks}
+    for n in names:
+        t = by_name[n]
+        if t["ctype"] in used:
+            out.append(f"    static {t['ctype']} v_{n}[4];")
+    for gname, ctype, call, ret, _ in checks:
+        if ret:
+            out.append(f'    VKSHMEM_RESULT_IS({call}, {ret}, "{gname} on {ctype}");')
+        out.append(f"    (void){call};" if ret else f"    {call};")
+    out += ["}", ""]
     return "\n".join(out) + "\n"
 
 
@@ -436,6 +544,10 @@ def generate(tables):
                            "give one of its families another file in types.py")
         outputs[path] = text
     outputs[tables.SOURCES_CMAKE] = render_sources(list(by_file))
+    for lang in ("c", "cpp"):
+        for ctx in (False, True):
+            outputs[f"{tables.GENERIC_TEST}{'_ctx' if ctx else ''}.{lang}"] = \
+                render_generic_test(tables, expanded, lang, ctx)
     outputs[tables.GLSL_HEADER], glsl_total = render_glsl(tables)
     outputs[tables.HLSL_HEADER], hlsl_total = render_hlsl(tables)
     outputs[tables.CONSTANTS_HEADER] = render_constants(tables)

@@ -27,14 +27,18 @@ Note: this module is loaded by path (its name shadows the standard library's
 #   bits     width where C fixes it (fixed-width typedefs, IEEE float/double),
 #            None where the platform decides
 #   generic  True when the type is a distinct standard C type, so it may appear
-#            in a C11 _Generic association list.  Typedefs (int64_t, size_t,
-#            ...) may be the same type as long or long long, and two compatible
-#            types in one association list are an error, so they stay out; that
-#            is also how the specification defines the generic interfaces.
+#            in every C11 _Generic association list of its operations.
+#   aliases  for a typedef (int64_t, size_t, ...): the standard C types it may be,
+#            by TYPENAME.  Two compatible types in one association list are an
+#            error, so a typedef joins a list only where none of these is there
+#            already: int32_t and int64_t make the bitwise AMOs accept int and
+#            long, int8_t..int64_t the bitwise reductions signed char..long,
+#            while in the other lists the standard types already cover them.
 
 
-def _t(ctype, name, kind, bits=None, generic=False):
-    return {"ctype": ctype, "name": name, "kind": kind, "bits": bits, "generic": generic}
+def _t(ctype, name, kind, bits=None, generic=False, aliases=()):
+    return {"ctype": ctype, "name": name, "kind": kind, "bits": bits, "generic": generic,
+            "aliases": tuple(aliases)}
 
 
 TYPES = [
@@ -52,16 +56,16 @@ TYPES = [
     _t("unsigned int", "uint", "uint", generic=True),
     _t("unsigned long", "ulong", "uint", generic=True),
     _t("unsigned long long", "ulonglong", "uint", generic=True),
-    _t("int8_t", "int8", "sint", 8),
-    _t("int16_t", "int16", "sint", 16),
-    _t("int32_t", "int32", "sint", 32),
-    _t("int64_t", "int64", "sint", 64),
-    _t("uint8_t", "uint8", "uint", 8),
-    _t("uint16_t", "uint16", "uint", 16),
-    _t("uint32_t", "uint32", "uint", 32),
-    _t("uint64_t", "uint64", "uint", 64),
-    _t("size_t", "size", "uint"),
-    _t("ptrdiff_t", "ptrdiff", "sint"),
+    _t("int8_t", "int8", "sint", 8, aliases=["schar"]),
+    _t("int16_t", "int16", "sint", 16, aliases=["short"]),
+    _t("int32_t", "int32", "sint", 32, aliases=["int", "long"]),
+    _t("int64_t", "int64", "sint", 64, aliases=["long", "longlong"]),
+    _t("uint8_t", "uint8", "uint", 8, aliases=["uchar"]),
+    _t("uint16_t", "uint16", "uint", 16, aliases=["ushort"]),
+    _t("uint32_t", "uint32", "uint", 32, aliases=["uint", "ulong"]),
+    _t("uint64_t", "uint64", "uint", 64, aliases=["ulong", "ulonglong"]),
+    _t("size_t", "size", "uint", aliases=["uint", "ulong", "ulonglong"]),
+    _t("ptrdiff_t", "ptrdiff", "sint", aliases=["int", "long", "longlong"]),
     # Reductions and scans only (sum, prod).
     _t("double _Complex", "complexd", "complex", 128, generic=True),
     _t("float _Complex", "complexf", "complex", 64, generic=True),
@@ -336,11 +340,14 @@ _VOID_BSTRIDED = [("void *", "dest"), ("const void *", "source")] + _BLOCKS
 _CONTIG_SIGNAL = _CONTIG[:3] + _SIGNAL
 _VOID_CONTIG_SIGNAL = _VOID_CONTIG[:3] + _SIGNAL
 
-# OpenSHMEM 1.3's type lists of the routines it named shmem_TYPENAME_fadd, _swap, _wait, ...
+# The deprecated names shmem_TYPENAME_fadd, _finc, _cswap, _add, _inc (1.3's int, long, longlong)
+# and _swap, _fetch, _set (with float, double) come for every type of today's standard and extended
+# AMO tables, as older codes call them; shmem_TYPENAME_wait for the point-to-point types.
 TYPE_SETS.update({
-    "amo_deprecated_standard": ["int", "long", "longlong"],
-    "amo_deprecated_extended": ["float", "double", "int", "long", "longlong"],
-    "p2p_deprecated": ["short", "int", "long", "longlong"],
+    "amo_deprecated_standard": list(_AMO_STANDARD),
+    "amo_deprecated_extended": ["float", "double"] + _AMO_STANDARD,
+    "p2p_deprecated": ["short", "int", "long", "longlong", "ushort", "uint", "ulong", "ulonglong",
+                       "int32", "int64", "uint32", "uint64", "size", "ptrdiff"],
 })
 _DSTD = ["amo_deprecated_standard"]
 _DEXT = ["amo_deprecated_extended"]
@@ -395,6 +402,8 @@ CONSTANTS_HEADER = "shaders/generated/vkshmem_constants.h"
 
 # The C header that receives every prototype and generic macro.
 HEADER = "include/vkshmem/shmem_typed.h"
+# The compile test of every generic interface with every type of its table (.c: C11, .cpp: C++).
+GENERIC_TEST = "tests/compile/generated/generics"
 # The CMake fragment that lists the generated C++ files.
 SOURCES_CMAKE = "src/api/generated/sources.cmake"
 # The most lines one generated C++ file may have; move a family to another

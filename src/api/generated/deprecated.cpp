@@ -13,12 +13,48 @@ extern "C" long shmem_long_fadd(long* dest, long value, int pe) noexcept
 { return vkshmem::api::atomic_fetch_add<long>(dest, value, pe); }
 extern "C" long long shmem_longlong_fadd(long long* dest, long long value, int pe) noexcept
 { return vkshmem::api::atomic_fetch_add<long long>(dest, value, pe); }
+extern "C" unsigned int shmem_uint_fadd(unsigned int* dest, unsigned int value, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_add<unsigned int>(dest, value, pe); }
+extern "C" unsigned long shmem_ulong_fadd(unsigned long* dest, unsigned long value, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_add<unsigned long>(dest, value, pe); }
+extern "C" unsigned long long shmem_ulonglong_fadd(unsigned long long* dest, unsigned long long value, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_add<unsigned long long>(dest, value, pe); }
+extern "C" int32_t shmem_int32_fadd(int32_t* dest, int32_t value, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_add<int32_t>(dest, value, pe); }
+extern "C" int64_t shmem_int64_fadd(int64_t* dest, int64_t value, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_add<int64_t>(dest, value, pe); }
+extern "C" uint32_t shmem_uint32_fadd(uint32_t* dest, uint32_t value, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_add<uint32_t>(dest, value, pe); }
+extern "C" uint64_t shmem_uint64_fadd(uint64_t* dest, uint64_t value, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_add<uint64_t>(dest, value, pe); }
+extern "C" size_t shmem_size_fadd(size_t* dest, size_t value, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_add<size_t>(dest, value, pe); }
+extern "C" ptrdiff_t shmem_ptrdiff_fadd(ptrdiff_t* dest, ptrdiff_t value, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_add<ptrdiff_t>(dest, value, pe); }
 
 // shmem_TYPENAME_finc
 extern "C" int shmem_int_finc(int* dest, int pe) noexcept { return vkshmem::api::atomic_fetch_inc<int>(dest, pe); }
 extern "C" long shmem_long_finc(long* dest, int pe) noexcept { return vkshmem::api::atomic_fetch_inc<long>(dest, pe); }
 extern "C" long long shmem_longlong_finc(long long* dest, int pe) noexcept
 { return vkshmem::api::atomic_fetch_inc<long long>(dest, pe); }
+extern "C" unsigned int shmem_uint_finc(unsigned int* dest, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_inc<unsigned int>(dest, pe); }
+extern "C" unsigned long shmem_ulong_finc(unsigned long* dest, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_inc<unsigned long>(dest, pe); }
+extern "C" unsigned long long shmem_ulonglong_finc(unsigned long long* dest, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_inc<unsigned long long>(dest, pe); }
+extern "C" int32_t shmem_int32_finc(int32_t* dest, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_inc<int32_t>(dest, pe); }
+extern "C" int64_t shmem_int64_finc(int64_t* dest, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_inc<int64_t>(dest, pe); }
+extern "C" uint32_t shmem_uint32_finc(uint32_t* dest, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_inc<uint32_t>(dest, pe); }
+extern "C" uint64_t shmem_uint64_finc(uint64_t* dest, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_inc<uint64_t>(dest, pe); }
+extern "C" size_t shmem_size_finc(size_t* dest, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_inc<size_t>(dest, pe); }
+extern "C" ptrdiff_t shmem_ptrdiff_finc(ptrdiff_t* dest, int pe) noexcept
+{ return vkshmem::api::atomic_fetch_inc<ptrdiff_t>(dest, pe); }
 
 // shmem_TYPENAME_cswap
 extern "C" int shmem_int_cswap(int* dest, int cond, int value, int pe) noexcept
@@ -27,6 +63,24 @@ extern "C" long shmem_long_cswap(long* dest, long cond, long value, int pe) noex
 { return vkshmem::api::atomic_compare_swap<long>(dest, cond, value, pe); }
 extern "C" long long shmem_longlong_cswap(long long* dest, long long cond, long long value, int pe) noexcept
 { return vkshmem::api::atomic_compare_swap<long long>(dest, cond, value, pe); }
+extern "C" unsigned int shmem_uint_cswap(unsigned int* dest, unsigned int cond, unsigned int value, int pe) noexcept
+{ return vkshmem::api::atomic_compare_swap<unsigned int>(dest, cond, value, pe); }
+extern "C" unsigned long shmem_ulong_cswap(unsigned long* dest, unsigned long cond, unsigned long value, int pe) noexcept
+{ return vkshmem::api::atomic_compare_swap<unsigned long>(dest, cond, value, pe); }
+extern "C" unsigned long long shmem_ulonglong_cswap(unsigned long long* dest, unsigned long long cond, unsigned long long value, int pe) noexcept
+{ return vkshmem::api::atomic_compare_swap<unsigned long long>(dest, cond, value, pe); }
+extern "C" int32_t shmem_int32_cswap(int32_t* dest, int32_t cond, int32_t value, int pe) noexcept
+{ return vkshmem::api::atomic_compare_swap<int32_t>(dest, cond, value, pe); }
+extern "C" int64_t shmem_int64_cswap(int64_t* dest, int64_t cond, int64_t value, int pe) noexcept
+{ return vkshmem::api::atomic_compare_swap<int64_t>(dest, cond, value, pe); }
+extern "C" uint32_t shmem_uint32_cswap(uint32_t* dest, uint32_t cond, uint32_t value, int pe) noexcept
+{ return vkshmem::api::atomic_compare_swap<uint32_t>(dest, cond, value, pe); }
+extern "C" uint64_t shmem_uint64_cswap(uint64_t* dest, uint64_t cond, uint64_t value, int pe) noexcept
+{ return vkshmem::api::atomic_compare_swap<uint64_t>(dest, cond, value, pe); }
+extern "C" size_t shmem_size_cswap(size_t* dest, size_t cond, size_t value, int pe) noexcept
+{ return vkshmem::api::atomic_compare_swap<size_t>(dest, cond, value, pe); }
+extern "C" ptrdiff_t shmem_ptrdiff_cswap(ptrdiff_t* dest, ptrdiff_t cond, ptrdiff_t value, int pe) noexcept
+{ return vkshmem::api::atomic_compare_swap<ptrdiff_t>(dest, cond, value, pe); }
 
 // shmem_TYPENAME_swap
 extern "C" float shmem_float_swap(float* dest, float value, int pe) noexcept
@@ -39,6 +93,24 @@ extern "C" long shmem_long_swap(long* dest, long value, int pe) noexcept
 { return vkshmem::api::atomic_swap<long>(dest, value, pe); }
 extern "C" long long shmem_longlong_swap(long long* dest, long long value, int pe) noexcept
 { return vkshmem::api::atomic_swap<long long>(dest, value, pe); }
+extern "C" unsigned int shmem_uint_swap(unsigned int* dest, unsigned int value, int pe) noexcept
+{ return vkshmem::api::atomic_swap<unsigned int>(dest, value, pe); }
+extern "C" unsigned long shmem_ulong_swap(unsigned long* dest, unsigned long value, int pe) noexcept
+{ return vkshmem::api::atomic_swap<unsigned long>(dest, value, pe); }
+extern "C" unsigned long long shmem_ulonglong_swap(unsigned long long* dest, unsigned long long value, int pe) noexcept
+{ return vkshmem::api::atomic_swap<unsigned long long>(dest, value, pe); }
+extern "C" int32_t shmem_int32_swap(int32_t* dest, int32_t value, int pe) noexcept
+{ return vkshmem::api::atomic_swap<int32_t>(dest, value, pe); }
+extern "C" int64_t shmem_int64_swap(int64_t* dest, int64_t value, int pe) noexcept
+{ return vkshmem::api::atomic_swap<int64_t>(dest, value, pe); }
+extern "C" uint32_t shmem_uint32_swap(uint32_t* dest, uint32_t value, int pe) noexcept
+{ return vkshmem::api::atomic_swap<uint32_t>(dest, value, pe); }
+extern "C" uint64_t shmem_uint64_swap(uint64_t* dest, uint64_t value, int pe) noexcept
+{ return vkshmem::api::atomic_swap<uint64_t>(dest, value, pe); }
+extern "C" size_t shmem_size_swap(size_t* dest, size_t value, int pe) noexcept
+{ return vkshmem::api::atomic_swap<size_t>(dest, value, pe); }
+extern "C" ptrdiff_t shmem_ptrdiff_swap(ptrdiff_t* dest, ptrdiff_t value, int pe) noexcept
+{ return vkshmem::api::atomic_swap<ptrdiff_t>(dest, value, pe); }
 
 // shmem_TYPENAME_add
 extern "C" void shmem_int_add(int* dest, int value, int pe) noexcept { vkshmem::api::atomic_add<int>(dest, value, pe); }
@@ -46,11 +118,41 @@ extern "C" void shmem_long_add(long* dest, long value, int pe) noexcept
 { vkshmem::api::atomic_add<long>(dest, value, pe); }
 extern "C" void shmem_longlong_add(long long* dest, long long value, int pe) noexcept
 { vkshmem::api::atomic_add<long long>(dest, value, pe); }
+extern "C" void shmem_uint_add(unsigned int* dest, unsigned int value, int pe) noexcept
+{ vkshmem::api::atomic_add<unsigned int>(dest, value, pe); }
+extern "C" void shmem_ulong_add(unsigned long* dest, unsigned long value, int pe) noexcept
+{ vkshmem::api::atomic_add<unsigned long>(dest, value, pe); }
+extern "C" void shmem_ulonglong_add(unsigned long long* dest, unsigned long long value, int pe) noexcept
+{ vkshmem::api::atomic_add<unsigned long long>(dest, value, pe); }
+extern "C" void shmem_int32_add(int32_t* dest, int32_t value, int pe) noexcept
+{ vkshmem::api::atomic_add<int32_t>(dest, value, pe); }
+extern "C" void shmem_int64_add(int64_t* dest, int64_t value, int pe) noexcept
+{ vkshmem::api::atomic_add<int64_t>(dest, value, pe); }
+extern "C" void shmem_uint32_add(uint32_t* dest, uint32_t value, int pe) noexcept
+{ vkshmem::api::atomic_add<uint32_t>(dest, value, pe); }
+extern "C" void shmem_uint64_add(uint64_t* dest, uint64_t value, int pe) noexcept
+{ vkshmem::api::atomic_add<uint64_t>(dest, value, pe); }
+extern "C" void shmem_size_add(size_t* dest, size_t value, int pe) noexcept
+{ vkshmem::api::atomic_add<size_t>(dest, value, pe); }
+extern "C" void shmem_ptrdiff_add(ptrdiff_t* dest, ptrdiff_t value, int pe) noexcept
+{ vkshmem::api::atomic_add<ptrdiff_t>(dest, value, pe); }
 
 // shmem_TYPENAME_inc
 extern "C" void shmem_int_inc(int* dest, int pe) noexcept { vkshmem::api::atomic_inc<int>(dest, pe); }
 extern "C" void shmem_long_inc(long* dest, int pe) noexcept { vkshmem::api::atomic_inc<long>(dest, pe); }
 extern "C" void shmem_longlong_inc(long long* dest, int pe) noexcept { vkshmem::api::atomic_inc<long long>(dest, pe); }
+extern "C" void shmem_uint_inc(unsigned int* dest, int pe) noexcept
+{ vkshmem::api::atomic_inc<unsigned int>(dest, pe); }
+extern "C" void shmem_ulong_inc(unsigned long* dest, int pe) noexcept
+{ vkshmem::api::atomic_inc<unsigned long>(dest, pe); }
+extern "C" void shmem_ulonglong_inc(unsigned long long* dest, int pe) noexcept
+{ vkshmem::api::atomic_inc<unsigned long long>(dest, pe); }
+extern "C" void shmem_int32_inc(int32_t* dest, int pe) noexcept { vkshmem::api::atomic_inc<int32_t>(dest, pe); }
+extern "C" void shmem_int64_inc(int64_t* dest, int pe) noexcept { vkshmem::api::atomic_inc<int64_t>(dest, pe); }
+extern "C" void shmem_uint32_inc(uint32_t* dest, int pe) noexcept { vkshmem::api::atomic_inc<uint32_t>(dest, pe); }
+extern "C" void shmem_uint64_inc(uint64_t* dest, int pe) noexcept { vkshmem::api::atomic_inc<uint64_t>(dest, pe); }
+extern "C" void shmem_size_inc(size_t* dest, int pe) noexcept { vkshmem::api::atomic_inc<size_t>(dest, pe); }
+extern "C" void shmem_ptrdiff_inc(ptrdiff_t* dest, int pe) noexcept { vkshmem::api::atomic_inc<ptrdiff_t>(dest, pe); }
 
 // shmem_TYPENAME_fetch
 extern "C" float shmem_float_fetch(const float* source, int pe) noexcept
@@ -63,6 +165,24 @@ extern "C" long shmem_long_fetch(const long* source, int pe) noexcept
 { return vkshmem::api::atomic_fetch<long>(source, pe); }
 extern "C" long long shmem_longlong_fetch(const long long* source, int pe) noexcept
 { return vkshmem::api::atomic_fetch<long long>(source, pe); }
+extern "C" unsigned int shmem_uint_fetch(const unsigned int* source, int pe) noexcept
+{ return vkshmem::api::atomic_fetch<unsigned int>(source, pe); }
+extern "C" unsigned long shmem_ulong_fetch(const unsigned long* source, int pe) noexcept
+{ return vkshmem::api::atomic_fetch<unsigned long>(source, pe); }
+extern "C" unsigned long long shmem_ulonglong_fetch(const unsigned long long* source, int pe) noexcept
+{ return vkshmem::api::atomic_fetch<unsigned long long>(source, pe); }
+extern "C" int32_t shmem_int32_fetch(const int32_t* source, int pe) noexcept
+{ return vkshmem::api::atomic_fetch<int32_t>(source, pe); }
+extern "C" int64_t shmem_int64_fetch(const int64_t* source, int pe) noexcept
+{ return vkshmem::api::atomic_fetch<int64_t>(source, pe); }
+extern "C" uint32_t shmem_uint32_fetch(const uint32_t* source, int pe) noexcept
+{ return vkshmem::api::atomic_fetch<uint32_t>(source, pe); }
+extern "C" uint64_t shmem_uint64_fetch(const uint64_t* source, int pe) noexcept
+{ return vkshmem::api::atomic_fetch<uint64_t>(source, pe); }
+extern "C" size_t shmem_size_fetch(const size_t* source, int pe) noexcept
+{ return vkshmem::api::atomic_fetch<size_t>(source, pe); }
+extern "C" ptrdiff_t shmem_ptrdiff_fetch(const ptrdiff_t* source, int pe) noexcept
+{ return vkshmem::api::atomic_fetch<ptrdiff_t>(source, pe); }
 
 // shmem_TYPENAME_set
 extern "C" void shmem_float_set(float* dest, float value, int pe) noexcept
@@ -74,6 +194,24 @@ extern "C" void shmem_long_set(long* dest, long value, int pe) noexcept
 { vkshmem::api::atomic_set<long>(dest, value, pe); }
 extern "C" void shmem_longlong_set(long long* dest, long long value, int pe) noexcept
 { vkshmem::api::atomic_set<long long>(dest, value, pe); }
+extern "C" void shmem_uint_set(unsigned int* dest, unsigned int value, int pe) noexcept
+{ vkshmem::api::atomic_set<unsigned int>(dest, value, pe); }
+extern "C" void shmem_ulong_set(unsigned long* dest, unsigned long value, int pe) noexcept
+{ vkshmem::api::atomic_set<unsigned long>(dest, value, pe); }
+extern "C" void shmem_ulonglong_set(unsigned long long* dest, unsigned long long value, int pe) noexcept
+{ vkshmem::api::atomic_set<unsigned long long>(dest, value, pe); }
+extern "C" void shmem_int32_set(int32_t* dest, int32_t value, int pe) noexcept
+{ vkshmem::api::atomic_set<int32_t>(dest, value, pe); }
+extern "C" void shmem_int64_set(int64_t* dest, int64_t value, int pe) noexcept
+{ vkshmem::api::atomic_set<int64_t>(dest, value, pe); }
+extern "C" void shmem_uint32_set(uint32_t* dest, uint32_t value, int pe) noexcept
+{ vkshmem::api::atomic_set<uint32_t>(dest, value, pe); }
+extern "C" void shmem_uint64_set(uint64_t* dest, uint64_t value, int pe) noexcept
+{ vkshmem::api::atomic_set<uint64_t>(dest, value, pe); }
+extern "C" void shmem_size_set(size_t* dest, size_t value, int pe) noexcept
+{ vkshmem::api::atomic_set<size_t>(dest, value, pe); }
+extern "C" void shmem_ptrdiff_set(ptrdiff_t* dest, ptrdiff_t value, int pe) noexcept
+{ vkshmem::api::atomic_set<ptrdiff_t>(dest, value, pe); }
 
 // shmem_TYPENAME_wait
 extern "C" void shmem_short_wait(short* ivar, short cmp_value) noexcept
@@ -84,3 +222,23 @@ extern "C" void shmem_long_wait(long* ivar, long cmp_value) noexcept
 { vkshmem::api::wait_while_equal<long>(ivar, cmp_value); }
 extern "C" void shmem_longlong_wait(long long* ivar, long long cmp_value) noexcept
 { vkshmem::api::wait_while_equal<long long>(ivar, cmp_value); }
+extern "C" void shmem_ushort_wait(unsigned short* ivar, unsigned short cmp_value) noexcept
+{ vkshmem::api::wait_while_equal<unsigned short>(ivar, cmp_value); }
+extern "C" void shmem_uint_wait(unsigned int* ivar, unsigned int cmp_value) noexcept
+{ vkshmem::api::wait_while_equal<unsigned int>(ivar, cmp_value); }
+extern "C" void shmem_ulong_wait(unsigned long* ivar, unsigned long cmp_value) noexcept
+{ vkshmem::api::wait_while_equal<unsigned long>(ivar, cmp_value); }
+extern "C" void shmem_ulonglong_wait(unsigned long long* ivar, unsigned long long cmp_value) noexcept
+{ vkshmem::api::wait_while_equal<unsigned long long>(ivar, cmp_value); }
+extern "C" void shmem_int32_wait(int32_t* ivar, int32_t cmp_value) noexcept
+{ vkshmem::api::wait_while_equal<int32_t>(ivar, cmp_value); }
+extern "C" void shmem_int64_wait(int64_t* ivar, int64_t cmp_value) noexcept
+{ vkshmem::api::wait_while_equal<int64_t>(ivar, cmp_value); }
+extern "C" void shmem_uint32_wait(uint32_t* ivar, uint32_t cmp_value) noexcept
+{ vkshmem::api::wait_while_equal<uint32_t>(ivar, cmp_value); }
+extern "C" void shmem_uint64_wait(uint64_t* ivar, uint64_t cmp_value) noexcept
+{ vkshmem::api::wait_while_equal<uint64_t>(ivar, cmp_value); }
+extern "C" void shmem_size_wait(size_t* ivar, size_t cmp_value) noexcept
+{ vkshmem::api::wait_while_equal<size_t>(ivar, cmp_value); }
+extern "C" void shmem_ptrdiff_wait(ptrdiff_t* ivar, ptrdiff_t cmp_value) noexcept
+{ vkshmem::api::wait_while_equal<ptrdiff_t>(ivar, cmp_value); }
