@@ -40,6 +40,16 @@ extern "C" {
 #define SHMEM_VENDOR_STRING "vkshmem"
 #define _SHMEM_VENDOR_STRING SHMEM_VENDOR_STRING
 
+/* vkshmem's own release, for programs and bindings (shmem4py, ...) that tell implementations
+ * apart at compile time: `#ifdef VKSHMEM_VERSION` identifies vkshmem; VKSHMEM_NUMVERSION
+ * compares releases (major * 10000 + minor * 100 + patch). The build takes its version from
+ * here, and shmem_info_get_name returns SHMEM_VENDOR_STRING. */
+#define VKSHMEM_MAJOR_VERSION 0
+#define VKSHMEM_MINOR_VERSION 1
+#define VKSHMEM_PATCH_VERSION 0
+#define VKSHMEM_VERSION "0.1.0"
+#define VKSHMEM_NUMVERSION (VKSHMEM_MAJOR_VERSION * 10000 + VKSHMEM_MINOR_VERSION * 100 + VKSHMEM_PATCH_VERSION)
+
 /* ---- Thread levels ---------------------------------------------------------- */
 #define SHMEM_THREAD_SINGLE 0
 #define SHMEM_THREAD_FUNNELED 1

@@ -61,6 +61,12 @@ TEST_CASE("info_get_version is 1.6 and info_get_name is the vendor string") {
     REQUIRE(SHMEM_MINOR_VERSION == 6);
     REQUIRE(_SHMEM_MAJOR_VERSION == SHMEM_MAJOR_VERSION);
     REQUIRE(_SHMEM_MINOR_VERSION == SHMEM_MINOR_VERSION);
+    REQUIRE(std::string(_SHMEM_VENDOR_STRING) == SHMEM_VENDOR_STRING);
+    // vkshmem's own release macros agree with each other (the build takes its version from them).
+    REQUIRE(std::string(VKSHMEM_VERSION) == std::to_string(VKSHMEM_MAJOR_VERSION) + "." +
+                                                std::to_string(VKSHMEM_MINOR_VERSION) + "." +
+                                                std::to_string(VKSHMEM_PATCH_VERSION));
+    REQUIRE(VKSHMEM_NUMVERSION == VKSHMEM_MAJOR_VERSION * 10000 + VKSHMEM_MINOR_VERSION * 100 + VKSHMEM_PATCH_VERSION);
 
     std::vector<char> name(SHMEM_MAX_NAME_LEN + 64, '\x5a');
     shmem_info_get_name(name.data());

@@ -14,7 +14,11 @@
  *   bw       bandwidth of WINDOW shmem_putmem calls then one shmem_quiet (MB/s,
  *            1 MB = 1e6 bytes); the same remote buffer is rewritten each time
  *   amo      latency of shmem_long_atomic_fetch_add (us)
- *   barrier  latency of shmem_barrier_all, all PEs looping (us)
+ *   barrier  latency of shmem_barrier_all, all PEs looping (us); then of the
+ *            deprecated active-set shmem_barrier(0, 0, npes, pSync) alternating
+ *            two pSync arrays, and the first call of each of FIRST_CALLS fresh
+ *            pSync arrays against one shmem_barrier_all (both after a
+ *            shmem_barrier_all, so PEs arrive about together)
  *   bcast, reduce, fcollect, alltoall
  *            time per call of shmem_broadcast64 (from PE 0), shmem_long_sum_to_all,
  *            shmem_fcollect64 and shmem_alltoall64 over all PEs, SIZE bytes per PE
@@ -85,6 +89,8 @@ static unsigned g_coll;      /* the collective test running (TEST_BCAST ...) */
 static int g_npes;
 #define PSYNC_LONGS 256      /* at least every SHMEM_*_SYNC_SIZE of the implementations we know */
 static long g_psync[2][PSYNC_LONGS];
+#define FIRST_CALLS 32
+static long g_psync_fresh[FIRST_CALLS][PSYNC_LONGS]; /* each used by one timed first call */
 static size_t g_size;
 static int g_target;
 static long g_amo_calls;     /* fetch-adds issued so far (PE 0) */
@@ -140,6 +146,12 @@ static void kernel_barrier(long n)
 {
     for (long i = 0; i < n; i++)
         shmem_barrier_all();
+}
+
+static void kernel_barrier_set(long n)
+{
+    for (long i = 0; i < n; i++)
+        shmem_barrier(0, 0, g_npes, g_psync[i & 1]);
 }
 
 /* One collective call (g_coll, g_size bytes per PE); k picks the pSync array. */
@@ -379,6 +391,26 @@ static void test_barrier(void)
 {
     section("barrier_all latency (all PEs)", "us/op", "iters");
     all_pes_row(kernel_barrier, "barrier_lat", 0);
+    section("shmem_barrier(0, 0, npes, pSync) latency, two pSync arrays in turn (all PEs)", "us/op", "iters");
+    all_pes_row(kernel_barrier_set, "barrier_set_lat", 0);
+    /* First calls: what a program pays that uses a pSync array once (or for the first time). */
+    double first = 0.0, single = 0.0;
+    for (int k = 0; k < FIRST_CALLS; k++) {
+        shmem_barrier_all();
+        double t0 = now_seconds();
+        shmem_barrier(0, 0, g_npes, g_psync_fresh[k]);
+        first += now_seconds() - t0;
+        shmem_barrier_all();
+        t0 = now_seconds();
+        shmem_barrier_all();
+        single += now_seconds() - t0;
+    }
+    section("first shmem_barrier on a fresh pSync, and one shmem_barrier_all, after a barrier_all", "us/op",
+            "calls");
+    if (g_me == 0) {
+        report("barrier_set_first", 0, first / FIRST_CALLS * 1e6, "us", FIRST_CALLS);
+        report("barrier_all_once", 0, single / FIRST_CALLS * 1e6, "us", FIRST_CALLS);
+    }
 }
 
 static uint64_t coll_word(int pe, size_t i, unsigned salt)
@@ -464,7 +496,7 @@ static void usage(FILE *f)
             "\n"
             "CSV tests: put_lat, get_lat (us per operation; put includes shmem_quiet),\n"
             "put_bw (MB/s, 1 MB = 1e6 bytes, %d puts per quiet), amo_fadd_lat (us),\n"
-            "barrier_lat (us, size 0), bcast_lat, reduce_lat, fcollect_lat, alltoall_lat\n"
+            "barrier_lat, barrier_set_lat, barrier_set_first, barrier_all_once (us, size 0), bcast_lat, reduce_lat, fcollect_lat, alltoall_lat\n"
             "(us per call over all PEs, size in bytes per PE).\n",
             WINDOW);
 }
@@ -641,6 +673,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < PSYNC_LONGS; i++)
             g_psync[k][i] = SHMEM_SYNC_VALUE;
+    for (int k = 0; k < FIRST_CALLS; k++)
+        for (int i = 0; i < PSYNC_LONGS; i++)
+            g_psync_fresh[k][i] = SHMEM_SYNC_VALUE;
     g_src = malloc(top);
     g_gdst = malloc(top);
     if (g_plan == NULL || g_src == NULL || g_gdst == NULL) {
