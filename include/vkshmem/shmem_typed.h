@@ -1157,52 +1157,52 @@ size_t shmem_short_wait_until_some(short *ivars, size_t nelems, size_t *indices,
 size_t shmem_ushort_wait_until_some(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short cmp_value) VKSHMEM_NOEXCEPT;
 
 /* shmem_TYPENAME_wait_until_all_vector */
-void shmem_int_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_long_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_longlong_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_uint_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_ulong_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_ulonglong_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_int32_wait_until_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_int64_wait_until_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_uint32_wait_until_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_uint64_wait_until_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_size_wait_until_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_ptrdiff_wait_until_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_short_wait_until_all_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT;
-void shmem_ushort_wait_until_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_int_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_long_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_longlong_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_uint_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_ulong_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_ulonglong_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_int32_wait_until_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_int64_wait_until_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_uint32_wait_until_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_uint64_wait_until_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_size_wait_until_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_ptrdiff_wait_until_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_short_wait_until_all_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT;
+void shmem_ushort_wait_until_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
 
 /* shmem_TYPENAME_wait_until_any_vector */
-size_t shmem_int_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_long_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_longlong_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ulong_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ulonglong_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_int32_wait_until_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_int64_wait_until_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint32_wait_until_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint64_wait_until_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_size_wait_until_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ptrdiff_wait_until_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_short_wait_until_any_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ushort_wait_until_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_long_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_longlong_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ulong_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ulonglong_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int32_wait_until_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int64_wait_until_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint32_wait_until_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint64_wait_until_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_size_wait_until_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ptrdiff_wait_until_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_short_wait_until_any_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ushort_wait_until_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
 
 /* shmem_TYPENAME_wait_until_some_vector */
-size_t shmem_int_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_long_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_longlong_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ulong_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ulonglong_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_int32_wait_until_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int32_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_int64_wait_until_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int64_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint32_wait_until_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint64_wait_until_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_size_wait_until_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const size_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_short_wait_until_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ushort_wait_until_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_long_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_longlong_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ulong_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ulonglong_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int32_wait_until_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int32_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int64_wait_until_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int64_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint32_wait_until_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint64_wait_until_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_size_wait_until_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, size_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_short_wait_until_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ushort_wait_until_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
 
 /* shmem_TYPENAME_test */
 int shmem_int_test(int *ivar, int cmp, int cmp_value) VKSHMEM_NOEXCEPT;
@@ -1269,52 +1269,52 @@ size_t shmem_short_test_some(short *ivars, size_t nelems, size_t *indices, const
 size_t shmem_ushort_test_some(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short cmp_value) VKSHMEM_NOEXCEPT;
 
 /* shmem_TYPENAME_test_all_vector */
-int shmem_int_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_long_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_longlong_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_uint_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_ulong_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_ulonglong_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_int32_test_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_int64_test_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_uint32_test_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_uint64_test_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_size_test_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_ptrdiff_test_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_short_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT;
-int shmem_ushort_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_int_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_long_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_longlong_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_uint_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_ulong_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_ulonglong_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_int32_test_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_int64_test_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_uint32_test_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_uint64_test_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_size_test_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_ptrdiff_test_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_short_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT;
+int shmem_ushort_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
 
 /* shmem_TYPENAME_test_any_vector */
-size_t shmem_int_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_long_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_longlong_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ulong_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ulonglong_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_int32_test_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_int64_test_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint32_test_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint64_test_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_size_test_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ptrdiff_test_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_short_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ushort_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_long_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_longlong_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ulong_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ulonglong_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int32_test_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int64_test_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint32_test_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint64_test_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_size_test_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ptrdiff_test_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_short_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ushort_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
 
 /* shmem_TYPENAME_test_some_vector */
-size_t shmem_int_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_long_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_longlong_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ulong_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ulonglong_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_int32_test_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int32_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_int64_test_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int64_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint32_test_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_uint64_test_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_size_test_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const size_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ptrdiff_test_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_short_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT;
-size_t shmem_ushort_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_long_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_longlong_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ulong_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ulonglong_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int32_test_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int32_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_int64_test_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int64_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint32_test_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint32_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_uint64_test_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint64_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_size_test_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, size_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ptrdiff_test_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_short_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT;
+size_t shmem_ushort_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT;
 
 /* ==== Collectives on teams, typed =========================================== */
 
@@ -4088,30 +4088,30 @@ inline size_t shmem_wait_until_some(unsigned long *ivars, size_t nelems, size_t 
 inline size_t shmem_wait_until_some(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long cmp_value) VKSHMEM_NOEXCEPT { return shmem_ulonglong_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
 inline size_t shmem_wait_until_some(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short cmp_value) VKSHMEM_NOEXCEPT { return shmem_short_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
 inline size_t shmem_wait_until_some(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short cmp_value) VKSHMEM_NOEXCEPT { return shmem_ushort_wait_until_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline void shmem_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT { shmem_int_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void shmem_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT { shmem_long_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void shmem_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT { shmem_longlong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void shmem_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT { shmem_uint_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void shmem_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT { shmem_ulong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void shmem_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { shmem_ulonglong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void shmem_wait_until_all_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT { shmem_short_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline void shmem_wait_until_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT { shmem_ushort_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_int_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_long_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_longlong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_uint_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulonglong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_any_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_short_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ushort_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_int_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_long_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_longlong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_uint_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulonglong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_short_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_wait_until_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ushort_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline void shmem_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT { shmem_int_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline void shmem_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT { shmem_long_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline void shmem_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT { shmem_longlong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline void shmem_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT { shmem_uint_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline void shmem_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT { shmem_ulong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline void shmem_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { shmem_ulonglong_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline void shmem_wait_until_all_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT { shmem_short_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline void shmem_wait_until_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT { shmem_ushort_wait_until_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_int_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_long_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_longlong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_uint_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulonglong_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_any_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_short_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ushort_wait_until_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_int_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_long_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_longlong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_uint_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulonglong_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_short_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_wait_until_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ushort_wait_until_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
 inline int shmem_test(int *ivar, int cmp, int cmp_value) VKSHMEM_NOEXCEPT { return shmem_int_test(ivar, cmp, cmp_value); }
 inline int shmem_test(long *ivar, int cmp, long cmp_value) VKSHMEM_NOEXCEPT { return shmem_long_test(ivar, cmp, cmp_value); }
 inline int shmem_test(long long *ivar, int cmp, long long cmp_value) VKSHMEM_NOEXCEPT { return shmem_longlong_test(ivar, cmp, cmp_value); }
@@ -4144,30 +4144,30 @@ inline size_t shmem_test_some(unsigned long *ivars, size_t nelems, size_t *indic
 inline size_t shmem_test_some(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long cmp_value) VKSHMEM_NOEXCEPT { return shmem_ulonglong_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
 inline size_t shmem_test_some(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short cmp_value) VKSHMEM_NOEXCEPT { return shmem_short_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
 inline size_t shmem_test_some(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short cmp_value) VKSHMEM_NOEXCEPT { return shmem_ushort_test_some(ivars, nelems, indices, status, cmp, cmp_value); }
-inline int shmem_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_int_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int shmem_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_long_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int shmem_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_longlong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int shmem_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_uint_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int shmem_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int shmem_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulonglong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int shmem_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_short_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline int shmem_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ushort_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_int_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_long_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_longlong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_uint_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulonglong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_short_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ushort_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
-inline size_t shmem_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_int_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_long_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_longlong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_uint_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulonglong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_short_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
-inline size_t shmem_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ushort_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline int shmem_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_int_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline int shmem_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_long_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline int shmem_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_longlong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline int shmem_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_uint_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline int shmem_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline int shmem_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulonglong_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline int shmem_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_short_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline int shmem_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ushort_test_all_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_int_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_long_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_longlong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_uint_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulonglong_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_short_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ushort_test_any_vector(ivars, nelems, status, cmp, cmp_values); }
+inline size_t shmem_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_int_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_long_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_longlong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int *cmp_values) VKSHMEM_NOEXCEPT { return shmem_uint_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ulonglong_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_short_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
+inline size_t shmem_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short *cmp_values) VKSHMEM_NOEXCEPT { return shmem_ushort_test_some_vector(ivars, nelems, indices, status, cmp, cmp_values); }
 inline int shmem_broadcast(shmem_team_t team, float *dest, const float *source, size_t nelems, int PE_root) VKSHMEM_NOEXCEPT { return shmem_float_broadcast(team, dest, source, nelems, PE_root); }
 inline int shmem_broadcast(shmem_team_t team, double *dest, const double *source, size_t nelems, int PE_root) VKSHMEM_NOEXCEPT { return shmem_double_broadcast(team, dest, source, nelems, PE_root); }
 inline int shmem_broadcast(shmem_team_t team, long double *dest, const long double *source, size_t nelems, int PE_root) VKSHMEM_NOEXCEPT { return shmem_longdouble_broadcast(team, dest, source, nelems, PE_root); }

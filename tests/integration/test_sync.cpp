@@ -15,6 +15,8 @@ namespace {
 using spmd::Gen;
 using spmd::Space;
 
+// The specification's vector forms take cmp_values as TYPE * (not const): the const arrays of the
+// tests are cast for them.
 #define SPMD_SYNC_OPS(T, N)                                                                                  \
     struct sync_##N {                                                                                        \
         using type = T;                                                                                      \
@@ -31,13 +33,13 @@ using spmd::Space;
             return shmem_##N##_wait_until_some(iv, n, ix, st, c, v);                                         \
         }                                                                                                    \
         static void wait_until_all_vector(T* iv, size_t n, const int* st, int c, const T* v) {              \
-            shmem_##N##_wait_until_all_vector(iv, n, st, c, v);                                              \
+            shmem_##N##_wait_until_all_vector(iv, n, st, c, const_cast<T*>(v));                          \
         }                                                                                                    \
         static size_t wait_until_any_vector(T* iv, size_t n, const int* st, int c, const T* v) {            \
-            return shmem_##N##_wait_until_any_vector(iv, n, st, c, v);                                       \
+            return shmem_##N##_wait_until_any_vector(iv, n, st, c, const_cast<T*>(v));                   \
         }                                                                                                    \
         static size_t wait_until_some_vector(T* iv, size_t n, size_t* ix, const int* st, int c, const T* v) { \
-            return shmem_##N##_wait_until_some_vector(iv, n, ix, st, c, v);                                  \
+            return shmem_##N##_wait_until_some_vector(iv, n, ix, st, c, const_cast<T*>(v));              \
         }                                                                                                    \
         static int test_all(T* iv, size_t n, const int* st, int c, T v) {                                   \
             return shmem_##N##_test_all(iv, n, st, c, v);                                                    \
@@ -49,13 +51,13 @@ using spmd::Space;
             return shmem_##N##_test_some(iv, n, ix, st, c, v);                                               \
         }                                                                                                    \
         static int test_all_vector(T* iv, size_t n, const int* st, int c, const T* v) {                     \
-            return shmem_##N##_test_all_vector(iv, n, st, c, v);                                             \
+            return shmem_##N##_test_all_vector(iv, n, st, c, const_cast<T*>(v));                         \
         }                                                                                                    \
         static size_t test_any_vector(T* iv, size_t n, const int* st, int c, const T* v) {                  \
-            return shmem_##N##_test_any_vector(iv, n, st, c, v);                                             \
+            return shmem_##N##_test_any_vector(iv, n, st, c, const_cast<T*>(v));                         \
         }                                                                                                    \
         static size_t test_some_vector(T* iv, size_t n, size_t* ix, const int* st, int c, const T* v) {     \
-            return shmem_##N##_test_some_vector(iv, n, ix, st, c, v);                                        \
+            return shmem_##N##_test_some_vector(iv, n, ix, st, c, const_cast<T*>(v));                    \
         }                                                                                                    \
     };
 SPMD_SYNC_TYPES(SPMD_SYNC_OPS)
@@ -453,11 +455,15 @@ TEST_CASE("test_any/wait_until_any (and _vector) return every satisfied index in
         const std::pair<const char*, Call> forms[] = {
             {"test_any", [](long* v, const long*) { return shmem_long_test_any(v, kN, nullptr, SHMEM_CMP_EQ, 5); }},
             {"test_any_vector",
-             [](long* v, const long* c) { return shmem_long_test_any_vector(v, kN, nullptr, SHMEM_CMP_EQ, c); }},
+             [](long* v, const long* c) {
+                 return shmem_long_test_any_vector(v, kN, nullptr, SHMEM_CMP_EQ, const_cast<long*>(c));
+             }},
             {"wait_until_any",
              [](long* v, const long*) { return shmem_long_wait_until_any(v, kN, nullptr, SHMEM_CMP_EQ, 5); }},
             {"wait_until_any_vector",
-             [](long* v, const long* c) { return shmem_long_wait_until_any_vector(v, kN, nullptr, SHMEM_CMP_EQ, c); }},
+             [](long* v, const long* c) {
+                 return shmem_long_wait_until_any_vector(v, kN, nullptr, SHMEM_CMP_EQ, const_cast<long*>(c));
+             }},
         };
         for (const auto& [name, call] : forms) {
             INFO(name << " over " << nsat << " satisfied entries of " << kN);

@@ -1,9 +1,15 @@
 // The spin budget of wait_for (core/wait.hpp): a wait satisfied while it spins restores the whole
 // budget; a wait that spins all of it in vain (its writer shares the core) leaves a quarter for
-// the next, down to kMinSpin; a budget of 0 (more PEs than CPUs) never spins.
+// the next, down to kMinSpin; a budget of 0 (more PEs than CPUs) never spins. And its naps: a
+// yield that loses the core to a thread that never yields makes the next waits nap.
 #include "core/wait.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <pthread.h>
+#include <thread>
 
 using namespace vkshmem;
 
@@ -51,4 +57,35 @@ TEST_CASE("wait_for: a budget of 0 never spins") {
     CHECK(t_spin_budget == 0);
     polls_needed(1);
     CHECK(t_spin_budget == 0);
+}
+
+// A thread that never yields shares the waiter's CPU (both pinned to one): the waiter's yield
+// returns only after the hog's time slice, so the waiter naps for the rest of the wait and for
+// kNapWaits more waits; the budget counts down one per wait.
+TEST_CASE("wait_for: a yield that loses the core for long turns the waits into naps") {
+    SpinCap cap(16);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    cpu_set_t saved;
+    REQUIRE(pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) == 0);
+    REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
+    std::atomic<bool> started{false}, done{false};
+    std::thread hog([&] {
+        pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+        started = true;
+        const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+        while (std::chrono::steady_clock::now() < end) {
+        }
+        done = true;
+    });
+    while (!started) sched_yield();
+    t_nap_waits = 0;
+    wait_for([&] { return done.load(); });
+    hog.join();
+    REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof saved, &saved) == 0);
+    CHECK(t_nap_waits == kNapWaits);
+    polls_needed(20); // a wait that naps (the count goes down by one)
+    CHECK(t_nap_waits == kNapWaits - 1);
+    t_nap_waits = 0;
 }

@@ -346,29 +346,30 @@ def generic_checks(tables, expanded):
     return out
 
 
-def render_generic_test(tables, expanded, lang, ctx):
-    """tests/compile/generated/generics[_ctx].{c,cpp}: every generic interface called with every
-    type of its table, without a context or (ctx) with one. The file only has to compile (warnings
-    are errors); where the routine returns the element type, a static assertion checks that the
-    call picked the routine of that type."""
+def render_generic_test(tables, expanded, ctx):
+    """tests/compile/generated/generics[_ctx].c: every generic interface called with every type of
+    its table, without a context or (ctx) with one. Compiled as C11 (the _Generic macros) and, by
+    tests/compile/cxx.cpp, as C++ (the overloads); it only has to compile (warnings are errors).
+    Where the routine returns the element type, a static assertion checks that the call picked
+    the routine of that type."""
     checks = [c for c in generic_checks(tables, expanded) if c[4] == ctx]
     names = [t["name"] for t in tables.TYPES]
     by_name = {t["name"]: t for t in tables.TYPES}
-    cxx = lang == "cpp"
     out = [
-        f"{'//' if cxx else '/*'} {MARKER}.{'' if cxx else ' */'}",
-        f"{'//' if cxx else '/*'} Every generic interface of <shmem.h> with every type of its specification table"
-        f"{'' if cxx else ' */'}",
-        f"{'//' if cxx else '/*'} ({'C++ overloads' if cxx else 'C11 _Generic'}), {'with' if ctx else 'without'} a context; {len(checks)} calls. Compiled, "
-        f"never run.{'' if cxx else ' */'}",
+        f"/* {MARKER}. */",
+        "/* Every generic interface of <shmem.h> with every type of its specification table, "
+        f"{'with' if ctx else 'without'} a context: */",
+        f"/* {len(checks)} calls. Compiled as C11 and as C++ (tests/compile/cxx.cpp), never run. */",
         "#include <shmem.h>",
         "",
+        "#ifdef __cplusplus",
+        "#include <type_traits>",
+        "#define VKSHMEM_RESULT_IS(call, T, what) static_assert(std::is_same<decltype(call), T>::value, what)",
+        "#else",
+        "#define VKSHMEM_RESULT_IS(call, T, what) _Static_assert(_Generic((call), T: 1, default: 0), what)",
+        "#endif",
+        "",
     ]
-    if cxx:
-        out += ["#include <type_traits>", ""]
-    out += [f"#define VKSHMEM_RESULT_IS(call, T, what) "
-            + ("static_assert(std::is_same<decltype(call), T>::value, what)" if cxx
-               else "_Static_assert(_Generic((call), T: 1, default: 0), what)"), ""]
     fn = "vkshmem_generic_calls" + ("_ctx" if ctx else "")
     out += [f"void {fn}(void);",
             f"void {fn}(void) {{",
@@ -384,7 +385,7 @@ def render_generic_test(tables, expanded, lang, ctx):
         if ret:
             out.append(f'    VKSHMEM_RESULT_IS({call}, {ret}, "{gname} on {ctype}");')
         out.append(f"    (void){call};" if ret else f"    {call};")
-    out += ["}", ""]
+    out += ["}", "", "#undef VKSHMEM_RESULT_IS", ""]
     return "\n".join(out) + "\n"
 
 
@@ -544,10 +545,8 @@ def generate(tables):
                            "give one of its families another file in types.py")
         outputs[path] = text
     outputs[tables.SOURCES_CMAKE] = render_sources(list(by_file))
-    for lang in ("c", "cpp"):
-        for ctx in (False, True):
-            outputs[f"{tables.GENERIC_TEST}{'_ctx' if ctx else ''}.{lang}"] = \
-                render_generic_test(tables, expanded, lang, ctx)
+    for ctx in (False, True):
+        outputs[f"{tables.GENERIC_TEST}{'_ctx' if ctx else ''}.c"] = render_generic_test(tables, expanded, ctx)
     outputs[tables.GLSL_HEADER], glsl_total = render_glsl(tables)
     outputs[tables.HLSL_HEADER], hlsl_total = render_hlsl(tables)
     outputs[tables.CONSTANTS_HEADER] = render_constants(tables)

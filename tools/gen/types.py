@@ -169,7 +169,8 @@ _WAIT_SET = [("{TYPE} *", "ivars"), ("size_t", "nelems"), ("const int *", "statu
 _WAIT_SOME = [("{TYPE} *", "ivars"), ("size_t", "nelems"), ("size_t *", "indices"), ("const int *", "status"),
               ("int", "cmp")]
 _VALUE = [("{TYPE}", "cmp_value")]
-_VALUES = [("const {TYPE} *", "cmp_values")]
+# The specification declares cmp_values without const (so must we: programs redeclare them).
+_VALUES = [("{TYPE} *", "cmp_values")]
 
 _RMA = ["rma"]
 _STD = ["amo_standard"]
@@ -402,7 +403,7 @@ CONSTANTS_HEADER = "shaders/generated/vkshmem_constants.h"
 
 # The C header that receives every prototype and generic macro.
 HEADER = "include/vkshmem/shmem_typed.h"
-# The compile test of every generic interface with every type of its table (.c: C11, .cpp: C++).
+# The compile test of every generic interface with every type of its table (compiled as C11 and C++).
 GENERIC_TEST = "tests/compile/generated/generics"
 # The CMake fragment that lists the generated C++ files.
 SOURCES_CMAKE = "src/api/generated/sources.cmake"

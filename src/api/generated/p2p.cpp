@@ -127,93 +127,93 @@ extern "C" size_t shmem_ushort_wait_until_some(unsigned short* ivars, size_t nel
 { return vkshmem::api::wait_until_some<unsigned short>(ivars, nelems, indices, status, cmp, cmp_value); }
 
 // shmem_TYPENAME_wait_until_all_vector
-extern "C" void shmem_int_wait_until_all_vector(int* ivars, size_t nelems, const int* status, int cmp, const int* cmp_values) noexcept
+extern "C" void shmem_int_wait_until_all_vector(int* ivars, size_t nelems, const int* status, int cmp, int* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<int>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_long_wait_until_all_vector(long* ivars, size_t nelems, const int* status, int cmp, const long* cmp_values) noexcept
+extern "C" void shmem_long_wait_until_all_vector(long* ivars, size_t nelems, const int* status, int cmp, long* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_longlong_wait_until_all_vector(long long* ivars, size_t nelems, const int* status, int cmp, const long long* cmp_values) noexcept
+extern "C" void shmem_longlong_wait_until_all_vector(long long* ivars, size_t nelems, const int* status, int cmp, long long* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<long long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_uint_wait_until_all_vector(unsigned int* ivars, size_t nelems, const int* status, int cmp, const unsigned int* cmp_values) noexcept
+extern "C" void shmem_uint_wait_until_all_vector(unsigned int* ivars, size_t nelems, const int* status, int cmp, unsigned int* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<unsigned int>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_ulong_wait_until_all_vector(unsigned long* ivars, size_t nelems, const int* status, int cmp, const unsigned long* cmp_values) noexcept
+extern "C" void shmem_ulong_wait_until_all_vector(unsigned long* ivars, size_t nelems, const int* status, int cmp, unsigned long* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<unsigned long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_ulonglong_wait_until_all_vector(unsigned long long* ivars, size_t nelems, const int* status, int cmp, const unsigned long long* cmp_values) noexcept
+extern "C" void shmem_ulonglong_wait_until_all_vector(unsigned long long* ivars, size_t nelems, const int* status, int cmp, unsigned long long* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<unsigned long long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_int32_wait_until_all_vector(int32_t* ivars, size_t nelems, const int* status, int cmp, const int32_t* cmp_values) noexcept
+extern "C" void shmem_int32_wait_until_all_vector(int32_t* ivars, size_t nelems, const int* status, int cmp, int32_t* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<int32_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_int64_wait_until_all_vector(int64_t* ivars, size_t nelems, const int* status, int cmp, const int64_t* cmp_values) noexcept
+extern "C" void shmem_int64_wait_until_all_vector(int64_t* ivars, size_t nelems, const int* status, int cmp, int64_t* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<int64_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_uint32_wait_until_all_vector(uint32_t* ivars, size_t nelems, const int* status, int cmp, const uint32_t* cmp_values) noexcept
+extern "C" void shmem_uint32_wait_until_all_vector(uint32_t* ivars, size_t nelems, const int* status, int cmp, uint32_t* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<uint32_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_uint64_wait_until_all_vector(uint64_t* ivars, size_t nelems, const int* status, int cmp, const uint64_t* cmp_values) noexcept
+extern "C" void shmem_uint64_wait_until_all_vector(uint64_t* ivars, size_t nelems, const int* status, int cmp, uint64_t* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<uint64_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_size_wait_until_all_vector(size_t* ivars, size_t nelems, const int* status, int cmp, const size_t* cmp_values) noexcept
+extern "C" void shmem_size_wait_until_all_vector(size_t* ivars, size_t nelems, const int* status, int cmp, size_t* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<size_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_ptrdiff_wait_until_all_vector(ptrdiff_t* ivars, size_t nelems, const int* status, int cmp, const ptrdiff_t* cmp_values) noexcept
+extern "C" void shmem_ptrdiff_wait_until_all_vector(ptrdiff_t* ivars, size_t nelems, const int* status, int cmp, ptrdiff_t* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<ptrdiff_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_short_wait_until_all_vector(short* ivars, size_t nelems, const int* status, int cmp, const short* cmp_values) noexcept
+extern "C" void shmem_short_wait_until_all_vector(short* ivars, size_t nelems, const int* status, int cmp, short* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<short>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" void shmem_ushort_wait_until_all_vector(unsigned short* ivars, size_t nelems, const int* status, int cmp, const unsigned short* cmp_values) noexcept
+extern "C" void shmem_ushort_wait_until_all_vector(unsigned short* ivars, size_t nelems, const int* status, int cmp, unsigned short* cmp_values) noexcept
 { vkshmem::api::wait_until_all_vector<unsigned short>(ivars, nelems, status, cmp, cmp_values); }
 
 // shmem_TYPENAME_wait_until_any_vector
-extern "C" size_t shmem_int_wait_until_any_vector(int* ivars, size_t nelems, const int* status, int cmp, const int* cmp_values) noexcept
+extern "C" size_t shmem_int_wait_until_any_vector(int* ivars, size_t nelems, const int* status, int cmp, int* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<int>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_long_wait_until_any_vector(long* ivars, size_t nelems, const int* status, int cmp, const long* cmp_values) noexcept
+extern "C" size_t shmem_long_wait_until_any_vector(long* ivars, size_t nelems, const int* status, int cmp, long* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_longlong_wait_until_any_vector(long long* ivars, size_t nelems, const int* status, int cmp, const long long* cmp_values) noexcept
+extern "C" size_t shmem_longlong_wait_until_any_vector(long long* ivars, size_t nelems, const int* status, int cmp, long long* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<long long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint_wait_until_any_vector(unsigned int* ivars, size_t nelems, const int* status, int cmp, const unsigned int* cmp_values) noexcept
+extern "C" size_t shmem_uint_wait_until_any_vector(unsigned int* ivars, size_t nelems, const int* status, int cmp, unsigned int* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<unsigned int>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_ulong_wait_until_any_vector(unsigned long* ivars, size_t nelems, const int* status, int cmp, const unsigned long* cmp_values) noexcept
+extern "C" size_t shmem_ulong_wait_until_any_vector(unsigned long* ivars, size_t nelems, const int* status, int cmp, unsigned long* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<unsigned long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_ulonglong_wait_until_any_vector(unsigned long long* ivars, size_t nelems, const int* status, int cmp, const unsigned long long* cmp_values) noexcept
+extern "C" size_t shmem_ulonglong_wait_until_any_vector(unsigned long long* ivars, size_t nelems, const int* status, int cmp, unsigned long long* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<unsigned long long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_int32_wait_until_any_vector(int32_t* ivars, size_t nelems, const int* status, int cmp, const int32_t* cmp_values) noexcept
+extern "C" size_t shmem_int32_wait_until_any_vector(int32_t* ivars, size_t nelems, const int* status, int cmp, int32_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<int32_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_int64_wait_until_any_vector(int64_t* ivars, size_t nelems, const int* status, int cmp, const int64_t* cmp_values) noexcept
+extern "C" size_t shmem_int64_wait_until_any_vector(int64_t* ivars, size_t nelems, const int* status, int cmp, int64_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<int64_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint32_wait_until_any_vector(uint32_t* ivars, size_t nelems, const int* status, int cmp, const uint32_t* cmp_values) noexcept
+extern "C" size_t shmem_uint32_wait_until_any_vector(uint32_t* ivars, size_t nelems, const int* status, int cmp, uint32_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<uint32_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint64_wait_until_any_vector(uint64_t* ivars, size_t nelems, const int* status, int cmp, const uint64_t* cmp_values) noexcept
+extern "C" size_t shmem_uint64_wait_until_any_vector(uint64_t* ivars, size_t nelems, const int* status, int cmp, uint64_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<uint64_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_size_wait_until_any_vector(size_t* ivars, size_t nelems, const int* status, int cmp, const size_t* cmp_values) noexcept
+extern "C" size_t shmem_size_wait_until_any_vector(size_t* ivars, size_t nelems, const int* status, int cmp, size_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<size_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_ptrdiff_wait_until_any_vector(ptrdiff_t* ivars, size_t nelems, const int* status, int cmp, const ptrdiff_t* cmp_values) noexcept
+extern "C" size_t shmem_ptrdiff_wait_until_any_vector(ptrdiff_t* ivars, size_t nelems, const int* status, int cmp, ptrdiff_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<ptrdiff_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_short_wait_until_any_vector(short* ivars, size_t nelems, const int* status, int cmp, const short* cmp_values) noexcept
+extern "C" size_t shmem_short_wait_until_any_vector(short* ivars, size_t nelems, const int* status, int cmp, short* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<short>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_ushort_wait_until_any_vector(unsigned short* ivars, size_t nelems, const int* status, int cmp, const unsigned short* cmp_values) noexcept
+extern "C" size_t shmem_ushort_wait_until_any_vector(unsigned short* ivars, size_t nelems, const int* status, int cmp, unsigned short* cmp_values) noexcept
 { return vkshmem::api::wait_until_any_vector<unsigned short>(ivars, nelems, status, cmp, cmp_values); }
 
 // shmem_TYPENAME_wait_until_some_vector
-extern "C" size_t shmem_int_wait_until_some_vector(int* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const int* cmp_values) noexcept
+extern "C" size_t shmem_int_wait_until_some_vector(int* ivars, size_t nelems, size_t* indices, const int* status, int cmp, int* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<int>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_long_wait_until_some_vector(long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const long* cmp_values) noexcept
+extern "C" size_t shmem_long_wait_until_some_vector(long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, long* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<long>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_longlong_wait_until_some_vector(long long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const long long* cmp_values) noexcept
+extern "C" size_t shmem_longlong_wait_until_some_vector(long long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, long long* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<long long>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint_wait_until_some_vector(unsigned int* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const unsigned int* cmp_values) noexcept
+extern "C" size_t shmem_uint_wait_until_some_vector(unsigned int* ivars, size_t nelems, size_t* indices, const int* status, int cmp, unsigned int* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<unsigned int>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_ulong_wait_until_some_vector(unsigned long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const unsigned long* cmp_values) noexcept
+extern "C" size_t shmem_ulong_wait_until_some_vector(unsigned long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, unsigned long* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<unsigned long>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_ulonglong_wait_until_some_vector(unsigned long long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const unsigned long long* cmp_values) noexcept
+extern "C" size_t shmem_ulonglong_wait_until_some_vector(unsigned long long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, unsigned long long* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<unsigned long long>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_int32_wait_until_some_vector(int32_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const int32_t* cmp_values) noexcept
+extern "C" size_t shmem_int32_wait_until_some_vector(int32_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, int32_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<int32_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_int64_wait_until_some_vector(int64_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const int64_t* cmp_values) noexcept
+extern "C" size_t shmem_int64_wait_until_some_vector(int64_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, int64_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<int64_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint32_wait_until_some_vector(uint32_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const uint32_t* cmp_values) noexcept
+extern "C" size_t shmem_uint32_wait_until_some_vector(uint32_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, uint32_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<uint32_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint64_wait_until_some_vector(uint64_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const uint64_t* cmp_values) noexcept
+extern "C" size_t shmem_uint64_wait_until_some_vector(uint64_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, uint64_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<uint64_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_size_wait_until_some_vector(size_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const size_t* cmp_values) noexcept
+extern "C" size_t shmem_size_wait_until_some_vector(size_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, size_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<size_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const ptrdiff_t* cmp_values) noexcept
+extern "C" size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, ptrdiff_t* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<ptrdiff_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_short_wait_until_some_vector(short* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const short* cmp_values) noexcept
+extern "C" size_t shmem_short_wait_until_some_vector(short* ivars, size_t nelems, size_t* indices, const int* status, int cmp, short* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<short>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_ushort_wait_until_some_vector(unsigned short* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const unsigned short* cmp_values) noexcept
+extern "C" size_t shmem_ushort_wait_until_some_vector(unsigned short* ivars, size_t nelems, size_t* indices, const int* status, int cmp, unsigned short* cmp_values) noexcept
 { return vkshmem::api::wait_until_some_vector<unsigned short>(ivars, nelems, indices, status, cmp, cmp_values); }
 
 // shmem_TYPENAME_test
@@ -337,91 +337,91 @@ extern "C" size_t shmem_ushort_test_some(unsigned short* ivars, size_t nelems, s
 { return vkshmem::api::test_some<unsigned short>(ivars, nelems, indices, status, cmp, cmp_value); }
 
 // shmem_TYPENAME_test_all_vector
-extern "C" int shmem_int_test_all_vector(int* ivars, size_t nelems, const int* status, int cmp, const int* cmp_values) noexcept
+extern "C" int shmem_int_test_all_vector(int* ivars, size_t nelems, const int* status, int cmp, int* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<int>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_long_test_all_vector(long* ivars, size_t nelems, const int* status, int cmp, const long* cmp_values) noexcept
+extern "C" int shmem_long_test_all_vector(long* ivars, size_t nelems, const int* status, int cmp, long* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_longlong_test_all_vector(long long* ivars, size_t nelems, const int* status, int cmp, const long long* cmp_values) noexcept
+extern "C" int shmem_longlong_test_all_vector(long long* ivars, size_t nelems, const int* status, int cmp, long long* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<long long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_uint_test_all_vector(unsigned int* ivars, size_t nelems, const int* status, int cmp, const unsigned int* cmp_values) noexcept
+extern "C" int shmem_uint_test_all_vector(unsigned int* ivars, size_t nelems, const int* status, int cmp, unsigned int* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<unsigned int>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_ulong_test_all_vector(unsigned long* ivars, size_t nelems, const int* status, int cmp, const unsigned long* cmp_values) noexcept
+extern "C" int shmem_ulong_test_all_vector(unsigned long* ivars, size_t nelems, const int* status, int cmp, unsigned long* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<unsigned long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_ulonglong_test_all_vector(unsigned long long* ivars, size_t nelems, const int* status, int cmp, const unsigned long long* cmp_values) noexcept
+extern "C" int shmem_ulonglong_test_all_vector(unsigned long long* ivars, size_t nelems, const int* status, int cmp, unsigned long long* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<unsigned long long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_int32_test_all_vector(int32_t* ivars, size_t nelems, const int* status, int cmp, const int32_t* cmp_values) noexcept
+extern "C" int shmem_int32_test_all_vector(int32_t* ivars, size_t nelems, const int* status, int cmp, int32_t* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<int32_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_int64_test_all_vector(int64_t* ivars, size_t nelems, const int* status, int cmp, const int64_t* cmp_values) noexcept
+extern "C" int shmem_int64_test_all_vector(int64_t* ivars, size_t nelems, const int* status, int cmp, int64_t* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<int64_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_uint32_test_all_vector(uint32_t* ivars, size_t nelems, const int* status, int cmp, const uint32_t* cmp_values) noexcept
+extern "C" int shmem_uint32_test_all_vector(uint32_t* ivars, size_t nelems, const int* status, int cmp, uint32_t* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<uint32_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_uint64_test_all_vector(uint64_t* ivars, size_t nelems, const int* status, int cmp, const uint64_t* cmp_values) noexcept
+extern "C" int shmem_uint64_test_all_vector(uint64_t* ivars, size_t nelems, const int* status, int cmp, uint64_t* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<uint64_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_size_test_all_vector(size_t* ivars, size_t nelems, const int* status, int cmp, const size_t* cmp_values) noexcept
+extern "C" int shmem_size_test_all_vector(size_t* ivars, size_t nelems, const int* status, int cmp, size_t* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<size_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_ptrdiff_test_all_vector(ptrdiff_t* ivars, size_t nelems, const int* status, int cmp, const ptrdiff_t* cmp_values) noexcept
+extern "C" int shmem_ptrdiff_test_all_vector(ptrdiff_t* ivars, size_t nelems, const int* status, int cmp, ptrdiff_t* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<ptrdiff_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_short_test_all_vector(short* ivars, size_t nelems, const int* status, int cmp, const short* cmp_values) noexcept
+extern "C" int shmem_short_test_all_vector(short* ivars, size_t nelems, const int* status, int cmp, short* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<short>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" int shmem_ushort_test_all_vector(unsigned short* ivars, size_t nelems, const int* status, int cmp, const unsigned short* cmp_values) noexcept
+extern "C" int shmem_ushort_test_all_vector(unsigned short* ivars, size_t nelems, const int* status, int cmp, unsigned short* cmp_values) noexcept
 { return vkshmem::api::test_all_vector<unsigned short>(ivars, nelems, status, cmp, cmp_values); }
 
 // shmem_TYPENAME_test_any_vector
-extern "C" size_t shmem_int_test_any_vector(int* ivars, size_t nelems, const int* status, int cmp, const int* cmp_values) noexcept
+extern "C" size_t shmem_int_test_any_vector(int* ivars, size_t nelems, const int* status, int cmp, int* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<int>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_long_test_any_vector(long* ivars, size_t nelems, const int* status, int cmp, const long* cmp_values) noexcept
+extern "C" size_t shmem_long_test_any_vector(long* ivars, size_t nelems, const int* status, int cmp, long* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_longlong_test_any_vector(long long* ivars, size_t nelems, const int* status, int cmp, const long long* cmp_values) noexcept
+extern "C" size_t shmem_longlong_test_any_vector(long long* ivars, size_t nelems, const int* status, int cmp, long long* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<long long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint_test_any_vector(unsigned int* ivars, size_t nelems, const int* status, int cmp, const unsigned int* cmp_values) noexcept
+extern "C" size_t shmem_uint_test_any_vector(unsigned int* ivars, size_t nelems, const int* status, int cmp, unsigned int* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<unsigned int>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_ulong_test_any_vector(unsigned long* ivars, size_t nelems, const int* status, int cmp, const unsigned long* cmp_values) noexcept
+extern "C" size_t shmem_ulong_test_any_vector(unsigned long* ivars, size_t nelems, const int* status, int cmp, unsigned long* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<unsigned long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_ulonglong_test_any_vector(unsigned long long* ivars, size_t nelems, const int* status, int cmp, const unsigned long long* cmp_values) noexcept
+extern "C" size_t shmem_ulonglong_test_any_vector(unsigned long long* ivars, size_t nelems, const int* status, int cmp, unsigned long long* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<unsigned long long>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_int32_test_any_vector(int32_t* ivars, size_t nelems, const int* status, int cmp, const int32_t* cmp_values) noexcept
+extern "C" size_t shmem_int32_test_any_vector(int32_t* ivars, size_t nelems, const int* status, int cmp, int32_t* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<int32_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_int64_test_any_vector(int64_t* ivars, size_t nelems, const int* status, int cmp, const int64_t* cmp_values) noexcept
+extern "C" size_t shmem_int64_test_any_vector(int64_t* ivars, size_t nelems, const int* status, int cmp, int64_t* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<int64_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint32_test_any_vector(uint32_t* ivars, size_t nelems, const int* status, int cmp, const uint32_t* cmp_values) noexcept
+extern "C" size_t shmem_uint32_test_any_vector(uint32_t* ivars, size_t nelems, const int* status, int cmp, uint32_t* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<uint32_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint64_test_any_vector(uint64_t* ivars, size_t nelems, const int* status, int cmp, const uint64_t* cmp_values) noexcept
+extern "C" size_t shmem_uint64_test_any_vector(uint64_t* ivars, size_t nelems, const int* status, int cmp, uint64_t* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<uint64_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_size_test_any_vector(size_t* ivars, size_t nelems, const int* status, int cmp, const size_t* cmp_values) noexcept
+extern "C" size_t shmem_size_test_any_vector(size_t* ivars, size_t nelems, const int* status, int cmp, size_t* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<size_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_ptrdiff_test_any_vector(ptrdiff_t* ivars, size_t nelems, const int* status, int cmp, const ptrdiff_t* cmp_values) noexcept
+extern "C" size_t shmem_ptrdiff_test_any_vector(ptrdiff_t* ivars, size_t nelems, const int* status, int cmp, ptrdiff_t* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<ptrdiff_t>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_short_test_any_vector(short* ivars, size_t nelems, const int* status, int cmp, const short* cmp_values) noexcept
+extern "C" size_t shmem_short_test_any_vector(short* ivars, size_t nelems, const int* status, int cmp, short* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<short>(ivars, nelems, status, cmp, cmp_values); }
-extern "C" size_t shmem_ushort_test_any_vector(unsigned short* ivars, size_t nelems, const int* status, int cmp, const unsigned short* cmp_values) noexcept
+extern "C" size_t shmem_ushort_test_any_vector(unsigned short* ivars, size_t nelems, const int* status, int cmp, unsigned short* cmp_values) noexcept
 { return vkshmem::api::test_any_vector<unsigned short>(ivars, nelems, status, cmp, cmp_values); }
 
 // shmem_TYPENAME_test_some_vector
-extern "C" size_t shmem_int_test_some_vector(int* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const int* cmp_values) noexcept
+extern "C" size_t shmem_int_test_some_vector(int* ivars, size_t nelems, size_t* indices, const int* status, int cmp, int* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<int>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_long_test_some_vector(long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const long* cmp_values) noexcept
+extern "C" size_t shmem_long_test_some_vector(long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, long* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<long>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_longlong_test_some_vector(long long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const long long* cmp_values) noexcept
+extern "C" size_t shmem_longlong_test_some_vector(long long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, long long* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<long long>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint_test_some_vector(unsigned int* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const unsigned int* cmp_values) noexcept
+extern "C" size_t shmem_uint_test_some_vector(unsigned int* ivars, size_t nelems, size_t* indices, const int* status, int cmp, unsigned int* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<unsigned int>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_ulong_test_some_vector(unsigned long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const unsigned long* cmp_values) noexcept
+extern "C" size_t shmem_ulong_test_some_vector(unsigned long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, unsigned long* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<unsigned long>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_ulonglong_test_some_vector(unsigned long long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const unsigned long long* cmp_values) noexcept
+extern "C" size_t shmem_ulonglong_test_some_vector(unsigned long long* ivars, size_t nelems, size_t* indices, const int* status, int cmp, unsigned long long* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<unsigned long long>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_int32_test_some_vector(int32_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const int32_t* cmp_values) noexcept
+extern "C" size_t shmem_int32_test_some_vector(int32_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, int32_t* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<int32_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_int64_test_some_vector(int64_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const int64_t* cmp_values) noexcept
+extern "C" size_t shmem_int64_test_some_vector(int64_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, int64_t* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<int64_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint32_test_some_vector(uint32_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const uint32_t* cmp_values) noexcept
+extern "C" size_t shmem_uint32_test_some_vector(uint32_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, uint32_t* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<uint32_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_uint64_test_some_vector(uint64_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const uint64_t* cmp_values) noexcept
+extern "C" size_t shmem_uint64_test_some_vector(uint64_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, uint64_t* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<uint64_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_size_test_some_vector(size_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const size_t* cmp_values) noexcept
+extern "C" size_t shmem_size_test_some_vector(size_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, size_t* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<size_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_ptrdiff_test_some_vector(ptrdiff_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const ptrdiff_t* cmp_values) noexcept
+extern "C" size_t shmem_ptrdiff_test_some_vector(ptrdiff_t* ivars, size_t nelems, size_t* indices, const int* status, int cmp, ptrdiff_t* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<ptrdiff_t>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_short_test_some_vector(short* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const short* cmp_values) noexcept
+extern "C" size_t shmem_short_test_some_vector(short* ivars, size_t nelems, size_t* indices, const int* status, int cmp, short* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<short>(ivars, nelems, indices, status, cmp, cmp_values); }
-extern "C" size_t shmem_ushort_test_some_vector(unsigned short* ivars, size_t nelems, size_t* indices, const int* status, int cmp, const unsigned short* cmp_values) noexcept
+extern "C" size_t shmem_ushort_test_some_vector(unsigned short* ivars, size_t nelems, size_t* indices, const int* status, int cmp, unsigned short* cmp_values) noexcept
 { return vkshmem::api::test_some_vector<unsigned short>(ivars, nelems, indices, status, cmp, cmp_values); }
