@@ -96,7 +96,7 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
     coll::Team* s = team_of(src_team, "shmem_team_translate_pe");
     coll::Team* d = team_of(dest_team, "shmem_team_translate_pe");
     if (!s || !d || src_pe < 0 || src_pe >= s->size()) return -1;
-    return d->index_of[static_cast<std::size_t>(s->world(src_pe))];
+    return d->index(s->world(src_pe));
 }
 
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,

@@ -33,6 +33,7 @@ Teams::Teams(const std::vector<int>& node_local_pes, Algorithms algorithms) : al
     std::sort(local.begin(), local.end());
     shared_ = make(std::move(local), 1);
     used_slots_ = 0b11;
+    active_sets_.reserve(64);
 }
 
 Teams::~Teams() = default;
@@ -42,7 +43,9 @@ std::unique_ptr<Team> Teams::make(std::vector<int> pes, int slot) {
     t->index_of.assign(static_cast<std::size_t>(g_state.n_pes), -1);
     for (std::size_t i = 0; i < pes.size(); ++i) t->index_of[static_cast<std::size_t>(pes[i])] = static_cast<int>(i);
     t->me = t->index_of[static_cast<std::size_t>(g_state.my_pe)];
+    t->count = static_cast<int>(pes.size());
     t->pes = std::move(pes);
+    t->seen = std::make_unique<std::uint64_t[]>(kFlagCount); // zeroed
     t->slot = slot;
     return t;
 }
@@ -104,11 +107,13 @@ bool Teams::live_context(const Context* c) {
 
 Team* Teams::active_set(int start, int log_stride, int size, long* psync) {
     std::lock_guard lk(mu_);
-    std::unique_ptr<Team>& t = active_sets_[{start, log_stride, size, psync}];
+    std::unique_ptr<Team>& t = active_sets_[{psync, start, log_stride, size}];
     if (!t) {
-        std::vector<int> pes(static_cast<std::size_t>(size));
-        for (int i = 0; i < size; ++i) pes[static_cast<std::size_t>(i)] = start + (i << log_stride);
-        t = make(std::move(pes), -1);
+        t = std::make_unique<Team>();
+        t->first = start;
+        t->log_stride = log_stride;
+        t->count = size;
+        t->me = t->index(g_state.my_pe);
         t->psync = psync;
     }
     return t->me < 0 ? nullptr : t.get();

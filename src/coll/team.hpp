@@ -15,10 +15,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace vkshmem::coll {
@@ -41,12 +40,18 @@ enum Flag : int {
 static_assert(kFlagCount * 64 <= kTeamFlagBytes);
 
 struct Team {
-    std::vector<int> pes;      // world PE of each member, in team order
-    std::vector<int> index_of; // world PE -> index in this team, or -1
+    // Members: the world PEs in `pes` (in team order, with `index_of` mapping world PE -> index or
+    // -1), or, for an active set (pes empty), first + (i << log_stride) for i < count: an active
+    // set is made at its first collective with a new pSync, so it holds no per-member tables.
+    std::vector<int> pes;
+    std::vector<int> index_of;
+    int first = 0, log_stride = 0, count = 0;
     int me = -1;               // this PE's index
     int slot = -1;             // -1: an active set (below)
     int num_contexts = 0;      // shmem_team_config_t as created
-    std::uint64_t seen[kFlagCount] = {}; // signals of each own flag consumed so far
+    // Signals of each own flag consumed so far (teams with a slot; an active set consumes its
+    // signals from pSync instead, and is made without this 848-byte table).
+    std::unique_ptr<std::uint64_t[]> seen;
     // The deprecated active-set collectives keep their flags in the caller's
     // pSync array (8 bytes apart) and consume signals by subtracting them,
     // so pSync is back at SHMEM_SYNC_VALUE (0) once no collective runs.
@@ -57,8 +62,16 @@ struct Team {
     // uses one set: its pSync contract already keeps consecutive calls apart.
     std::uint64_t exchanges = 0;
 
-    int size() const { return static_cast<int>(pes.size()); }
-    int world(int index) const { return pes[static_cast<std::size_t>(index)]; }
+    int size() const { return count; }
+    int world(int index) const {
+        return pes.empty() ? first + (index << log_stride) : pes[static_cast<std::size_t>(index)];
+    }
+    // This team's index of world PE `pe`, or -1.
+    int index(int pe) const {
+        if (!pes.empty()) return index_of[static_cast<std::size_t>(pe)];
+        const int off = pe - first;
+        return off >= 0 && off % (1 << log_stride) == 0 && (off >> log_stride) < count ? off >> log_stride : -1;
+    }
     // The symmetric address of flag f (this PE's copy; a peer's copy is the same address on that PE).
     std::uint64_t* flag(int f) const;
 };
@@ -117,7 +130,21 @@ private:
     std::unique_ptr<Team> world_, shared_;
     std::vector<std::unique_ptr<Team>> user_;
     std::vector<std::unique_ptr<Context>> contexts_;
-    std::map<std::tuple<int, int, int, long*>, std::unique_ptr<Team>> active_sets_;
+    // Active sets by (pSync, PE_start, logPE_stride, PE_size): a hash, so that a program that
+    // cycles through many pSync arrays finds each in constant time.
+    struct SetKey {
+        long* psync;
+        int start, log_stride, size;
+        bool operator==(const SetKey&) const = default;
+    };
+    struct SetHash {
+        std::size_t operator()(const SetKey& k) const noexcept {
+            std::size_t h = std::hash<long*>{}(k.psync);
+            for (int v : {k.start, k.log_stride, k.size}) h = h * 0x9e3779b97f4a7c15ull + static_cast<std::size_t>(v);
+            return h;
+        }
+    };
+    std::unordered_map<SetKey, std::unique_ptr<Team>, SetHash> active_sets_;
     std::uint64_t used_slots_ = 0; // slots of teams this PE belongs to
     std::mutex mu_;
 };

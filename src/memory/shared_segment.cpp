@@ -59,10 +59,10 @@ Result<SharedSegment> SharedSegment::create(const char* name, std::size_t size, 
     return s;
 }
 
-Result<SharedSegment> SharedSegment::map_peer(int fd, std::size_t size) {
+Result<SharedSegment> SharedSegment::map_peer(int fd, std::size_t size, bool populate) {
     SharedSegment s;
     s.fd_ = fd;
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
     if (p == MAP_FAILED) return make_error(fmt::format("mmap of a peer's {}-byte heap: {}", size, std::strerror(errno)));
     s.base_ = static_cast<char*>(p);
     s.size_ = size;

@@ -22,7 +22,9 @@ public:
     // address that is a multiple of `align` (a power of two; 0: any page).
     static Result<SharedSegment> create(const char* name, std::size_t size, std::size_t align = 0);
     // Maps a peer's memfd. Takes ownership of `fd` (closed after mapping).
-    static Result<SharedSegment> map_peer(int fd, std::size_t size);
+    // populate: map every page now (MAP_POPULATE), so the first access from this process takes no
+    // page fault; only for segments whose pages the owner has all written already.
+    static Result<SharedSegment> map_peer(int fd, std::size_t size, bool populate = false);
     // Replaces the pieces of `range` in this process by one new memfd holding
     // the same bytes, piece k at file offset (piece.lo - range.lo), so a peer
     // that maps the whole memfd sees the range laid out as here (used for the
