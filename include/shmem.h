@@ -296,13 +296,14 @@ void shmem_session_stop(shmem_ctx_t ctx) VKSHMEM_NOEXCEPT;
 /* DEPRECATED: shmem_my_pe, shmem_n_pes. */
 int _my_pe(void) VKSHMEM_NOEXCEPT;
 int _num_pes(void) VKSHMEM_NOEXCEPT;
+#if !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
 /* DEPRECATED: shmem_long_wait_until(ivar, SHMEM_CMP_NE, cmp_value): waits while
  * *ivar == cmp_value. */
 void shmem_wait(long *ivar, long cmp_value) VKSHMEM_NOEXCEPT;
-#if !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
-/* DEPRECATED: shmem_long_atomic_swap. Under C11 shmem_swap is the generic macro instead, and in
- * C++ an overload of the same signature. */
+/* DEPRECATED: shmem_long_atomic_swap. */
 long shmem_swap(long *target, long value, int pe) VKSHMEM_NOEXCEPT;
+/* Under C11 shmem_wait and shmem_swap are the generic macros of OpenSHMEM 1.3 instead (any type of
+ * their tables), and in C++ overloads, among them these signatures. */
 #endif
 /* DEPRECATED: no-ops. They managed the data cache of machines whose remote writes did not
  * invalidate it; every system vkshmem runs on keeps caches coherent with other PEs, DMA and the

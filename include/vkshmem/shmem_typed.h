@@ -3557,6 +3557,17 @@ void shmem_ptrdiff_wait(ptrdiff_t *ivar, ptrdiff_t cmp_value) VKSHMEM_NOEXCEPT;
         unsigned long: shmem_ulong_set, \
         unsigned long long: shmem_ulonglong_set)(dest, value, pe)
 
+#define shmem_wait(ivar, cmp_value)        \
+    _Generic(*(ivar),                      \
+        short: shmem_short_wait,           \
+        int: shmem_int_wait,               \
+        long: shmem_long_wait,             \
+        long long: shmem_longlong_wait,    \
+        unsigned short: shmem_ushort_wait, \
+        unsigned int: shmem_uint_wait,     \
+        unsigned long: shmem_ulong_wait,   \
+        unsigned long long: shmem_ulonglong_wait)(ivar, cmp_value)
+
 #endif /* C11 generic interfaces */
 
 #if defined(__cplusplus) && !defined(VKSHMEM_NO_CXX_OVERLOADS)
@@ -4523,6 +4534,14 @@ inline void shmem_set(long long *dest, long long value, int pe) VKSHMEM_NOEXCEPT
 inline void shmem_set(unsigned int *dest, unsigned int value, int pe) VKSHMEM_NOEXCEPT { shmem_uint_set(dest, value, pe); }
 inline void shmem_set(unsigned long *dest, unsigned long value, int pe) VKSHMEM_NOEXCEPT { shmem_ulong_set(dest, value, pe); }
 inline void shmem_set(unsigned long long *dest, unsigned long long value, int pe) VKSHMEM_NOEXCEPT { shmem_ulonglong_set(dest, value, pe); }
+inline void shmem_wait(short *ivar, short cmp_value) VKSHMEM_NOEXCEPT { shmem_short_wait(ivar, cmp_value); }
+inline void shmem_wait(int *ivar, int cmp_value) VKSHMEM_NOEXCEPT { shmem_int_wait(ivar, cmp_value); }
+inline void shmem_wait(long *ivar, long cmp_value) VKSHMEM_NOEXCEPT { shmem_long_wait(ivar, cmp_value); }
+inline void shmem_wait(long long *ivar, long long cmp_value) VKSHMEM_NOEXCEPT { shmem_longlong_wait(ivar, cmp_value); }
+inline void shmem_wait(unsigned short *ivar, unsigned short cmp_value) VKSHMEM_NOEXCEPT { shmem_ushort_wait(ivar, cmp_value); }
+inline void shmem_wait(unsigned int *ivar, unsigned int cmp_value) VKSHMEM_NOEXCEPT { shmem_uint_wait(ivar, cmp_value); }
+inline void shmem_wait(unsigned long *ivar, unsigned long cmp_value) VKSHMEM_NOEXCEPT { shmem_ulong_wait(ivar, cmp_value); }
+inline void shmem_wait(unsigned long long *ivar, unsigned long long cmp_value) VKSHMEM_NOEXCEPT { shmem_ulonglong_wait(ivar, cmp_value); }
 } /* extern "C++" */
 #endif /* C++ overloads */
 

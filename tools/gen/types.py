@@ -382,7 +382,7 @@ FAMILIES += [
            "shmem_fetch", "source"),
         op("shmem_{TYPENAME}_set", "void", _DEST_VALUE_PE, "atomic_set", _DEXT, "shmem_set", "dest"),
         op("shmem_{TYPENAME}_wait", "void", [("{TYPE} *", "ivar"), ("{TYPE}", "cmp_value")], "wait_while_equal",
-           ["p2p_deprecated"]),
+           ["p2p_deprecated"], "shmem_wait", "ivar"),
     ]),
 ]
 
