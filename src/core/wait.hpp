@@ -1,5 +1,5 @@
-// Waiting on memory that another PE writes: spin briefly, then yield, so that
-// several PEs per core (tests run 4 PEs on 2 cores) still make progress.
+// Waiting on memory that another PE writes: spin briefly, then yield (or nap), so that several PEs
+// per core (tests run 4 PEs on 2 cores), and PEs beside other programs, still make progress.
 #pragma once
 
 #include "core/state.hpp"
