@@ -327,19 +327,18 @@ def _test_arg(ctype, name, inst):
     return "1"
 
 
-def generic_checks(tables, expanded):
-    """(generic name, C type, call, result type or None) for every generic interface, every type of
-    its specification table (typedefs included: the dispatch must accept them) and both argument
-    lists of those with a context form."""
+def generic_checks(expanded):
+    """(generic name, C type, call, result type or None, with a context) for every generic interface,
+    every type of its specification table (typedefs included: the dispatch must accept them) and
+    both argument lists of those with a context form."""
     out = []
-    for fam, op, routines in expanded:
+    for _, op, routines in expanded:
         gname = op.get("generic")
         if not gname:
             continue
         for r in routines:
             inst = {"TYPE": r["ctype"], "TYPENAME": r["typename"]}
-            pnames = op["params"]
-            args = ", ".join(_test_arg(subst(t, inst, gname), n, inst) for t, n in pnames)
+            args = ", ".join(_test_arg(subst(t, inst, gname), n, inst) for t, n in op["params"])
             ret = subst(op["ret"], inst, gname)
             typed_ret = ret if op["ret"] == "{TYPE}" else None
             out.append((gname, r["ctype"], f"{gname}({args})", typed_ret, bool(op.get("ctx"))))
@@ -352,7 +351,7 @@ def render_generic_test(tables, expanded, ctx):
     tests/compile/cxx.cpp, as C++ (the overloads); it only has to compile (warnings are errors).
     Where the routine returns the element type, a static assertion checks that the call picked
     the routine of that type."""
-    checks = [c for c in generic_checks(tables, expanded) if c[4] == ctx]
+    checks = [c for c in generic_checks(expanded) if c[4] == ctx]
     names = [t["name"] for t in tables.TYPES]
     by_name = {t["name"]: t for t in tables.TYPES}
     out = [
