@@ -9,6 +9,10 @@
 #ifndef VKSHMEM_VKSHMEM_HPP
 #define VKSHMEM_VKSHMEM_HPP
 
+#if !defined(__cplusplus) || __cplusplus < 201703L
+#error "vkshmem/vkshmem.hpp needs C++17 or later (compile with -std=c++17); from C or older C++, include <shmem.h>"
+#endif
+
 #include <shmem.h>
 #include <shmemx.h>
 
