@@ -313,14 +313,8 @@ def _test_arg(ctype, name, inst):
     if t == "shmem_team_t":
         return "SHMEM_TEAM_WORLD"
     if t.endswith("*"):
-        if t in ("constint*",):
-            return "status"
-        if t == "size_t*":
-            return "indices"
-        if t == "uint64_t*":
-            return "sig"
-        return f"v_{inst['TYPENAME']}"
-    if name == "value" or name == "cond" or name.startswith("cmp_value"):
+        return {"constint*": "status", "size_t*": "indices", "uint64_t*": "sig"}.get(t, f"v_{inst['TYPENAME']}")
+    if name in ("value", "cond", "cmp_value"):
         return f"({inst['TYPE']})1"
     if t == "int":
         return "SHMEM_CMP_EQ" if name == "cmp" else "0"
