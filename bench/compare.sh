@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # bench/compare.sh — vkshmem against Open MPI's OSHMEM, same benchmark source.
 #
 # Builds tools/perf/vkshmem-perf.c with Open MPI's /usr/bin/oshcc, then runs
@@ -41,7 +42,8 @@ Options:
   --name SUFFIX       the --record file is <date>-<host>-SUFFIX.md (default host-heap)
   --rounds N          rounds of (vkshmem, OSHMEM) runs, default 3
   --record            also write bench/results/<date>-<host>-host-heap.md
-                      (machine, commands, table, raw CSVs)
+                      (machine, commands, table, raw CSVs) and, beside it, a PNG
+                      chart per test (bench/plot.sh, needs gnuplot)
   --build-dir DIR     vkshmem build tree (default: build); needs bin/oshrun and
                       bin/vkshmem-perf (cmake --build build --target oshrun vkshmem-perf)
   --timeout S         limit for one benchmark run, default 600 s
@@ -341,6 +343,10 @@ if ((record)); then
         done
     } >"$record_file"
     echo "Recorded: ${record_file#"$repo"/}"
+    # PNG charts of the table beside it; without gnuplot plot.sh says so and the run goes on.
+    while IFS= read -r png; do
+        echo "Plot: ${png#"$repo"/}"
+    done < <("$script_dir/plot.sh" "$record_file")
 fi
 
 ((ours_ok && oshmem_ok)) || exit 1

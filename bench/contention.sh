@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # bench/contention.sh — barrier latency when the PEs share the CPUs with other programs.
 #
 # Runs `vkshmem-perf --test barrier` at 2, 3 and 4 PEs beside 0, 1 and 2 busy processes (shell

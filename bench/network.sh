@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # bench/network.sh — vkshmem over its network transport against the raw transport, in one run.
 #
 # UCX: ucx_perftest over 127.0.0.1 (server and client on this machine), then vkshmem-perf at 2 PEs
@@ -10,6 +11,9 @@
 # VKSHMEM_NETWORK=ofi, both on provider OFI_PROVIDER (default tcp, i.e. tcp;ofi_rxm).
 #
 #   bench/network.sh [--transport ucx|ofi] [--rounds N] [--record] [--build-dir DIR]
+#
+# --record writes bench/results/<date>-<host>-network-<transport>-<setting>.md and, beside it, PNG
+# bar charts of its latency and bandwidth rows (bench/plot.sh, needs gnuplot).
 #
 # What is compared (UCX; libfabric: the raw side is ofi-raw-perf's put 8, fadd and bw 1 MiB):
 #   8 B put + quiet   vkshmem: shmem_putmem + shmem_quiet (a round trip: the flush waits for the
@@ -145,4 +149,6 @@ if ((record)); then
         echo "vkshmem rounds: $(tr '\n' ' ' <"$out/vk.csv")"
     } >"$f"
     echo "recorded in $f"
+    # PNG charts of the table beside it; without gnuplot plot.sh says so and the run goes on.
+    "$repo/bench/plot.sh" "$f" | while IFS= read -r png; do echo "plotted in $png"; done
 fi

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # vkshmem_add_shaders(<target> SOURCES <file.comp|file.hlsl>... [OUTPUT_DIR <dir>])
 #
 # Compiles compute shaders that `#include "vkshmem.glsl"` (or "vkshmem.hlsl")
@@ -39,7 +40,8 @@ function(vkshmem_add_shaders target)
     else()
       # No -O: it inlines the device library into every call site (15x the
       # SPIR-V, slower pipeline creation); the driver optimizes anyway.
-      set(compile ${VKSHMEM_GLSLC} --target-env=vulkan1.2 -MD -MF ${spv}.d ${includes} -o ${spv} ${abs})
+      # -MT: the depfile must name the custom command's output (the header), or ninja rebuilds it every time.
+      set(compile ${VKSHMEM_GLSLC} --target-env=vulkan1.2 -MD -MF ${spv}.d -MT ${hdr} ${includes} -o ${spv} ${abs})
       set(env vulkan1.2)
     endif()
     set(depfile "")

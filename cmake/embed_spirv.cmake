@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Turns a SPIR-V binary into a C/C++ header with a static uint32_t array, in
 # linear time (one regex pass; a per-word loop is quadratic in CMake).
 # cmake -DSPV=in.spv -DOUT=out.h -DNAME=symbol -P embed_spirv.cmake

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /*
  * shmem.h — the OpenSHMEM 1.6 C API of vkshmem.
  *

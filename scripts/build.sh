@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Installs what is missing (scripts/setup.sh), then configures and builds
 # vkshmem into build/ (override with VKSHMEM_BUILD_DIR). Warnings are errors.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # README command 1: build vkshmem and run the demos at 4 PEs: examples/ring
 # (host RMA and atomics on both heaps) and examples/heat2d (a compute shader
 # per PE, halos put from the shader; writes heat2d.png).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Runs vkshmem's checks on a machine with a GPU in one go.
 #
 #   scripts/gpu-check.sh pack   here: build, then copy the binaries into .gpu/

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Installs every Debian package vkshmem needs to build, test and run. Idempotent:
 # it installs only what is missing and does nothing when all is present.
 set -euo pipefail
@@ -9,7 +10,7 @@ PACKAGES=(
   glslang-tools glslc spirv-tools
   libpmix-dev openmpi-bin libopenmpi-dev
   libucx-dev ucx-utils libfabric-dev libfabric-bin
-  catch2 libfmt-dev
+  catch2 libfmt-dev gnuplot-nox
 )
 
 missing=()

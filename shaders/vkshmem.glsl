@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 /*
  * vkshmem.glsl — the OpenSHMEM device library for GLSL compute shaders.
  *

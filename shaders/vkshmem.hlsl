@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 /*
  * vkshmem.hlsl — the OpenSHMEM device library for HLSL compute shaders (compiled by glslang:
  * glslangValidator -D -V --target-env vulkan1.1 -S comp -e main -I shaders -I shaders/generated).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /*
  * vkshmem_abi.h — the records shared by the runtime (C++) and the device
  * library (GLSL, HLSL): the device state block, the peer table and the proxy

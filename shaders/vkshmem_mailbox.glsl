@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 /* The AMO mailbox (vkshmem_mailbox_layout in vkshmem_abi.h): how an atomic that the host asks of
  * a device heap reaches memory while kernels run on that GPU. On NVIDIA (driver 580) a compute
  * dispatch the host submits does not run beside a running kernel, even on another queue family,

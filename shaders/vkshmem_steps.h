@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* Preprocessor repetition for the GLSL and HLSL device libraries: the copy loops' unrolling and
  * the back-off chains of a wait. Each library defines its two back-off steps before including this
  * file (they differ only in spelling): VKSHMEM_DIV_, a division, the step on GPUs; VKSHMEM_RSQ_, a

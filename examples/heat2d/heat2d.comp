@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // One explicit step of 2D heat diffusion on this PE's band of rows.
 //
 // The band has `rows` interior rows of `nx` floats plus one halo row above

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // heat2d: 2D heat diffusion on a grid split across PEs, computed by a compute
 // shader on each PE's Vulkan device. Each step the shader updates the PE's
 // band of rows and puts its edge rows into the neighbours' device heaps

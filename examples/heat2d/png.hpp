@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A minimal PNG writer (8-bit RGB, stored deflate blocks: no compression
 // library needed) with a blue-to-red colour map.
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /*
  * ring: the vkshmem demo. Every PE passes a block of data around a ring of PEs
  * through both symmetric heaps (host heap: shmem_malloc; device heap: Vulkan

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // vkshmem/vkshmem.hpp — a C++ API over <shmem.h>: RAII for the library's lifetime, symmetric
 // arrays, teams and contexts, and typed templates. C++17 or later.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /*
  * vkshmem/vulkan.h — Vulkan interop: the runtime's Vulkan objects, device
  * addresses of symmetric objects for shaders, and a small dispatch helper.

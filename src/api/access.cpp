@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Accessibility, ordering and whole-job synchronization (OpenSHMEM 1.6 §9.2,
 // §9.9, §9.10).
 #include <shmem.h>

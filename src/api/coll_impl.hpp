@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Definitions of the collective templates declared in typed.hpp: the team
 // handle is resolved, the element type becomes a size and a Combine function,
 // and src/coll does the rest.

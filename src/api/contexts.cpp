@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Communication contexts (OpenSHMEM 1.6 §9.5). Every context shares this
 // PE's one set of resources (its mappings, its network endpoint), so a
 // context's fence and quiet order and complete the other contexts'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The untyped routines of OpenSHMEM 1.0-1.3 that older programs and benchmarks still call; each
 // is a newer routine under its old name. The typed deprecated names (shmem_int_fadd,
 // shmem_long_wait, ...) are generated (tools/gen, family "deprecated").

@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: BSL-1.0
 // Checks shared by the hand-written entry points.
 #pragma once
 
 #include "core/log.hpp"
-#include "core/runtime.hpp"
+#include "runtime/runtime.hpp"
 
 namespace vkshmem {
 

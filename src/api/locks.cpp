@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Distributed locks (OpenSHMEM 1.6 §9.13): shmem_set_lock, shmem_test_lock, shmem_clear_lock.
 //
 // A ticket lock in PE 0's copy of the symmetric `long`: its high 32 bits are the next ticket to

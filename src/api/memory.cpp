@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Symmetric memory management (OpenSHMEM 1.6 §9.3). Every routine here is
 // collective and ends with a barrier, as the spec requires.
 #include <shmem.h>

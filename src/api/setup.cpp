@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: BSL-1.0
 // Setup, exit and query routines (OpenSHMEM 1.6 §9.1).
 #include <shmem.h>
 
 #include "api/guard.hpp"
 #include "core/log.hpp"
-#include "core/runtime.hpp"
+#include "runtime/runtime.hpp"
 
 #include <cstdio>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Signals and per-PE completion (OpenSHMEM 1.6 §9.8.3, §9.9.4): shmem_signal_fetch,
 // shmem_signal_add, shmem_signal_set, shmem_signal_wait_until, shmem_pe_quiet, and the ordering
 // step of the put-with-signal routines (api/typed_signal.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // shmem_team_t handles to the runtime's teams (api/teams.cpp).
 #pragma once
 

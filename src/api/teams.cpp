@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Teams and whole-team synchronization (OpenSHMEM 1.6 §9.4, §9.9).
 #include <shmem.h>
 

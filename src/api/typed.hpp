@@ -1,11 +1,16 @@
+// SPDX-License-Identifier: BSL-1.0
 // The C++ templates behind every typed OpenSHMEM routine.
 //
 // The generated C entry points (src/api/generated/*.cpp, written by tools/gen)
 // are one-line forwarders into these templates, so each operation is written
-// once here and instantiated per type. T is always the C element type of the
+// once and instantiated per type. T is always the C element type of the
 // routine (int, long, uint64_t, ...); sized routines (put32, putmem, ...) use
-// the unsigned integer of that width, and 128-bit ones use b128.
+// the unsigned integer of that width, and 128-bit ones use b128. RMA, atomics
+// and point-to-point waits are the data path's (rma/rma.hpp); what is declared
+// here is built on it: contexts, collectives, put with signal, strided blocks.
 #pragma once
+
+#include "rma/rma.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -14,11 +19,12 @@ struct vkshmem_team; // shmem_team_t (api/team_handle.hpp)
 struct vkshmem_ctx;  // shmem_ctx_t (api/contexts.cpp)
 
 namespace vkshmem::api {
-
-// Opaque 16-byte element for shmem_put128/get128/iput128/iget128.
-struct alignas(8) b128 {
-    std::uint64_t w[2];
-};
+// The generated forwarders name one namespace for every operation: the data
+// path's element operations are the API's too.
+using namespace vkshmem::rma;
+namespace detail {
+using namespace vkshmem::rma::detail;
+}
 
 // `call` defaults to the name of the C routine that called the template
 // (GCC's __builtin_FUNCTION), so error messages name the exact routine.
@@ -32,71 +38,6 @@ inline int ctx_pe(vkshmem_ctx* ctx, int pe, const char* call = __builtin_FUNCTIO
         return pe;
     return ctx_pe_slow(ctx, pe, call);
 }
-
-// ---- RMA, contiguous and elemental -------------------------------------------------
-template <class T> void put(T* dest, const T* source, std::size_t nelems, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void get(T* dest, const T* source, std::size_t nelems, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void put_nbi(T* dest, const T* source, std::size_t nelems, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void get_nbi(T* dest, const T* source, std::size_t nelems, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void p(T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> T g(const T* source, int pe, const char* call = __builtin_FUNCTION());
-template <class T>
-void iput(T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems, int pe, const char* call = __builtin_FUNCTION());
-template <class T>
-void iget(T* dest, const T* source, std::ptrdiff_t dst, std::ptrdiff_t sst, std::size_t nelems, int pe, const char* call = __builtin_FUNCTION());
-
-// ---- Atomic memory operations ------------------------------------------------------
-template <class T> T atomic_fetch(const T* source, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_set(T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> T atomic_swap(T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> T atomic_compare_swap(T* dest, T cond, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> T atomic_fetch_inc(T* dest, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_inc(T* dest, int pe, const char* call = __builtin_FUNCTION());
-template <class T> T atomic_fetch_add(T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_add(T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> T atomic_fetch_and(T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_and(T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> T atomic_fetch_or(T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_or(T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> T atomic_fetch_xor(T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_xor(T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-
-// Non-blocking fetching forms: the old value lands in *fetch by the next quiet.
-template <class T> void atomic_fetch_nbi(T* fetch, const T* source, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_swap_nbi(T* fetch, T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_compare_swap_nbi(T* fetch, T* dest, T cond, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_fetch_inc_nbi(T* fetch, T* dest, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_fetch_add_nbi(T* fetch, T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_fetch_and_nbi(T* fetch, T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_fetch_or_nbi(T* fetch, T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-template <class T> void atomic_fetch_xor_nbi(T* fetch, T* dest, T value, int pe, const char* call = __builtin_FUNCTION());
-
-// ---- Point-to-point synchronization ------------------------------------------------
-// cmp is one of SHMEM_CMP_EQ/NE/GT/GE/LT/LE. status may be NULL; a nonzero
-// status[i] excludes ivars[i]. values[] holds one comparison value per element.
-template <class T> void wait_until(T* ivar, int cmp, T value, const char* call = __builtin_FUNCTION());
-template <class T> int test(T* ivar, int cmp, T value, const char* call = __builtin_FUNCTION());
-template <class T> void wait_until_all(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call = __builtin_FUNCTION());
-template <class T> std::size_t wait_until_any(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call = __builtin_FUNCTION());
-template <class T>
-std::size_t wait_until_some(T* ivars, std::size_t nelems, std::size_t* indices, const int* status, int cmp, T value, const char* call = __builtin_FUNCTION());
-template <class T>
-void wait_until_all_vector(T* ivars, std::size_t nelems, const int* status, int cmp, const T* values, const char* call = __builtin_FUNCTION());
-template <class T>
-std::size_t wait_until_any_vector(T* ivars, std::size_t nelems, const int* status, int cmp, const T* values, const char* call = __builtin_FUNCTION());
-template <class T>
-std::size_t wait_until_some_vector(T* ivars, std::size_t nelems, std::size_t* indices, const int* status, int cmp,
-                                   const T* values, const char* call = __builtin_FUNCTION());
-template <class T> int test_all(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call = __builtin_FUNCTION());
-template <class T> std::size_t test_any(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call = __builtin_FUNCTION());
-template <class T>
-std::size_t test_some(T* ivars, std::size_t nelems, std::size_t* indices, const int* status, int cmp, T value, const char* call = __builtin_FUNCTION());
-template <class T> int test_all_vector(T* ivars, std::size_t nelems, const int* status, int cmp, const T* values, const char* call = __builtin_FUNCTION());
-template <class T>
-std::size_t test_any_vector(T* ivars, std::size_t nelems, const int* status, int cmp, const T* values, const char* call = __builtin_FUNCTION());
-template <class T>
-std::size_t test_some_vector(T* ivars, std::size_t nelems, std::size_t* indices, const int* status, int cmp,
-                             const T* values, const char* call = __builtin_FUNCTION());
 
 // ---- Collectives on teams (src/coll; coll_impl.hpp) ----------------------------------
 // Each returns 0, or -1 for SHMEM_TEAM_INVALID (where nothing happens).
@@ -162,6 +103,5 @@ template <class T> void wait_while_equal(T* ivar, T value, const char* call = __
 
 } // namespace vkshmem::api
 
-#include "api/typed_impl.hpp"
 #include "api/coll_impl.hpp"
 #include "api/typed_signal.hpp"

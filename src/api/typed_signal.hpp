@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: BSL-1.0
 // Definitions of the put-with-signal, strided-block and deprecated-wait templates declared in
-// typed.hpp. They are built from the contiguous transfers and the AMOs of typed_impl.hpp, so every
+// typed.hpp. They are built from the contiguous transfers and the AMOs of rma/rma.hpp, so every
 // route (a mapped peer, a device copy, a proxy, the network) is the one those take.
 #pragma once
 

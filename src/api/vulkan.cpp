@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Vulkan interop (include/vkshmem/vulkan.h): the runtime's Vulkan objects,
 // device addresses for shaders, and the dispatch helper.
 #include <vkshmem/vulkan.h>

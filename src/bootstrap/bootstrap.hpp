@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Bootstrap: who am I, who else is there, and a way to exchange small blobs
 // before any symmetric memory exists. PMIx under a launcher; a singleton when
 // started without one.

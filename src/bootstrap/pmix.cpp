@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // PMIx bootstrap: rank and size from the launcher, node-local peers, and
 // blob exchange through PMIx_Put/Commit/Fence/Get. Facts that shaped this
 // (measured with Debian's PMIx 4.2 under Open MPI's mpirun): the rank comes

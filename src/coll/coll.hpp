@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: BSL-1.0
 // Collective operations on teams (OpenSHMEM 1.6 §9.9), over RMA and the
 // team's flags (team.hpp). Sizes are in bytes; typed front ends are in
-// api/typed_impl.hpp. `call` names the C routine for error messages.
+// rma/rma.hpp. `call` names the C routine for error messages.
 //
 // As the specification requires, every PE's destination must be ready to be
 // written when any PE calls a collective; then the binomial broadcast and

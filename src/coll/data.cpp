@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Collectives where every member sends to every member: fcollect, collect,
 // alltoall, alltoalls. Each member puts its blocks straight into every
 // destination (starting with its right neighbour, so members do not all write

@@ -1,12 +1,12 @@
+// SPDX-License-Identifier: BSL-1.0
 // What the collective algorithms are written in: signals on a team's flags,
 // puts and gets that take each peer's route, and views of peers' data.
 // Private to src/coll.
 #pragma once
 
-#include "api/typed.hpp"
 #include "coll/team.hpp"
-#include "core/runtime.hpp"
 #include "core/wait.hpp"
+#include "rma/rma.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -21,7 +21,7 @@ inline const byte* at(const void* p, std::size_t off) { return static_cast<const
 
 // One more on member `index`'s flag f.
 inline void signal(Team& t, int index, int f, const char* call) {
-    api::atomic_add<std::uint64_t>(t.flag(f), 1, t.world(index), call);
+    rma::atomic_add<std::uint64_t>(t.flag(f), 1, t.world(index), call);
 }
 
 // Waits until `count` more signals reached this PE's flag f.
@@ -39,11 +39,11 @@ inline void wait(Team& t, int f, std::uint64_t count = 1) {
 // n bytes to member `index`'s copy of the symmetric `dest`.
 inline void put(Team& t, int index, void* dest, const void* src, std::size_t n, const char* call) {
     if (!n || (dest == src && index == t.me)) return;
-    api::put<byte>(static_cast<byte*>(dest), static_cast<const byte*>(src), n, t.world(index), call);
+    rma::put<byte>(static_cast<byte*>(dest), static_cast<const byte*>(src), n, t.world(index), call);
 }
 
 // Completes this PE's puts: what it signals next is there.
-inline void quiet() { g_runtime->quiet(); }
+inline void quiet() { rma::quiet(); }
 
 // Bytes [sym, sym + n) of world PE pe's copy, readable by this CPU: the
 // mapping where the route is Direct, else a copy fetched into buf.
@@ -52,7 +52,7 @@ inline const byte* view(const void* sym, std::size_t n, int pe, std::vector<byte
     if (s >= 0 && g_state.space[s].route[pe] == Route::Direct && !g_state.local_unmapped)
         return at(g_state.space[s].peer[pe], reinterpret_cast<std::uintptr_t>(sym) - g_state.space[s].lo);
     buf.resize(n);
-    if (n) api::get<byte>(buf.data(), static_cast<const byte*>(sym), n, pe, call);
+    if (n) rma::get<byte>(buf.data(), static_cast<const byte*>(sym), n, pe, call);
     return buf.data();
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Reductions and scans. The arithmetic comes in as a Combine function (one
 // per type and operation, api/coll_impl.hpp); everything here is bytes.
 #include "coll/coll.hpp"
@@ -22,7 +23,7 @@ void reduce(Team& t, void* dest, const void* source, std::size_t n, std::size_t 
     const int size = t.size(), me = t.me;
     const std::size_t bytes = n * elem;
     std::vector<byte> acc, buf;
-    const Algorithm algo = g_runtime->teams().algorithms().reduce;
+    const Algorithm algo = t.algorithms->reduce;
     if (algo == Algorithm::Linear || (algo == Algorithm::Auto && size <= kLinearReduceMax)) {
         // Every member tells member 0 its source is ready; member 0 reads
         // them all, puts the result everywhere and signals. Two hops. A

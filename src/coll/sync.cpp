@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Team sync and barrier, and broadcast: the algorithms that move one thing
 // from one PE to all (or from all to one and back).
 #include "coll/coll.hpp"
@@ -8,14 +9,10 @@
 namespace vkshmem::coll {
 using namespace detail;
 
-namespace {
-Algorithms algos() { return g_runtime->teams().algorithms(); }
-} // namespace
-
 void sync(Team& t, const char* call) {
     const int n = t.size(), me = t.me;
     if (n == 1) return;
-    if (algos().barrier == Algorithm::Linear) {
+    if (t.algorithms->barrier == Algorithm::Linear) {
         if (me == 0) {
             wait(t, kArrive, static_cast<std::uint64_t>(n - 1));
             for (int i = 1; i < n; ++i) signal(t, i, kRelease, call);
@@ -40,7 +37,7 @@ void barrier(Team& t, const char* call) {
 void broadcast(Team& t, void* dest, const void* source, std::size_t bytes, int root, bool to_root, const char* call) {
     // Linear: a root's signal could count for a call another root has not yet
     // made (kData has one writer per call, not per PE): no PE may run ahead.
-    if (algos().bcast == Algorithm::Linear) sync(t, call);
+    if (t.algorithms->bcast == Algorithm::Linear) sync(t, call);
     if (t.me == root && to_root) put(t, t.me, dest, source, bytes, call);
     spread(t, dest, source, bytes, root, call);
 }
@@ -49,7 +46,7 @@ namespace detail {
 void spread(Team& t, void* dest, const void* source, std::size_t bytes, int root, const char* call) {
     const int n = t.size(), me = t.me;
     if (n == 1) return;
-    if (algos().bcast == Algorithm::Linear) {
+    if (t.algorithms->bcast == Algorithm::Linear) {
         if (me != root) return wait(t, kData);
         for (int i = 0; i < n; ++i)
             if (i != root) put(t, i, dest, source, bytes, call);

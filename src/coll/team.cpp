@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "coll/team.hpp"
 
 #include "coll/coll.hpp"
@@ -47,6 +48,7 @@ std::unique_ptr<Team> Teams::make(std::vector<int> pes, int slot) {
     t->pes = std::move(pes);
     t->seen = std::make_unique<std::uint64_t[]>(kFlagCount); // zeroed
     t->slot = slot;
+    t->algorithms = &algorithms_;
     return t;
 }
 
@@ -115,6 +117,7 @@ Team* Teams::active_set(int start, int log_stride, int size, long* psync) {
         t->count = size;
         t->me = t->index(g_state.my_pe);
         t->psync = psync;
+        t->algorithms = &algorithms_;
     }
     return t->me < 0 ? nullptr : t.get();
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Teams (OpenSHMEM 1.6 §9.4) and the signalling their collectives build on.
 //
 // A team is an ordered list of world PEs. Each team has a slot: a block of
@@ -39,6 +40,15 @@ enum Flag : int {
 };
 static_assert(kFlagCount * 64 <= kTeamFlagBytes);
 
+// Algorithms, chosen by VKSHMEM_BARRIER_ALGORITHM, VKSHMEM_BCAST_ALGORITHM and VKSHMEM_REDUCE_ALGORITHM.
+// Auto (reductions): linear up to kLinearReduceMax PEs, where reading every
+// source at one PE takes fewer hops (measured: bench/results), tree above.
+enum class Algorithm : std::uint8_t { Linear, Tree /* dissemination for barriers */, Auto };
+constexpr int kLinearReduceMax = 8;
+struct Algorithms {
+    Algorithm barrier = Algorithm::Tree, bcast = Algorithm::Tree, reduce = Algorithm::Auto;
+};
+
 struct Team {
     // Members: the world PEs in `pes` (in team order, with `index_of` mapping world PE -> index or
     // -1), or, for an active set (pes empty), first + (i << log_stride) for i < count: an active
@@ -49,6 +59,7 @@ struct Team {
     int me = -1;               // this PE's index
     int slot = -1;             // -1: an active set (below)
     int num_contexts = 0;      // shmem_team_config_t as created
+    const Algorithms* algorithms = nullptr; // the job's (Teams owns them)
     // Signals of each own flag consumed so far (teams with a slot; an active set consumes its
     // signals from pSync instead, and is made without this 848-byte table).
     std::unique_ptr<std::uint64_t[]> seen;
@@ -74,15 +85,6 @@ struct Team {
     }
     // The symmetric address of flag f (this PE's copy; a peer's copy is the same address on that PE).
     std::uint64_t* flag(int f) const;
-};
-
-// Algorithms, chosen by VKSHMEM_BARRIER_ALGORITHM, VKSHMEM_BCAST_ALGORITHM and VKSHMEM_REDUCE_ALGORITHM.
-// Auto (reductions): linear up to kLinearReduceMax PEs, where reading every
-// source at one PE takes fewer hops (measured: bench/results), tree above.
-enum class Algorithm : std::uint8_t { Linear, Tree /* dissemination for barriers */, Auto };
-constexpr int kLinearReduceMax = 8;
-struct Algorithms {
-    Algorithm barrier = Algorithm::Tree, bcast = Algorithm::Tree, reduce = Algorithm::Auto;
 };
 
 // A communication context (shmem_ctx_t points to one): its team, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Configuration: one env table (env_table.def), parsed once at init.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Logging and fatal errors.
 //
 // Every line carries "[host:pid:PE n] vkshmem <level>: ". The level is checked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Result<T> for setup code: a value, or an error that carries the message, the
 // VkResult when Vulkan failed, and where the error was found.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The data path's view of the runtime: plain arrays indexed by PE, filled once
 // at init. Every RMA/AMO call translates its address here; nothing on this
 // path allocates, locks or searches.
@@ -17,7 +18,7 @@ enum class Route : std::uint8_t {
     None = 0,  // not reachable from this PE's CPU
     Direct,    // mapped, cached memory: memcpy, loads, stores and CPU atomics
     BarWrite,  // mapped device memory (resizable BAR): stores only; reads and AMOs use the device
-    Proxy,     // only the owner reaches it: active messages to its proxy (proxy/am.hpp)
+    Proxy,     // only the owner reaches it: active messages to its proxy (rma/am.hpp)
     Network,   // the network transport (transports/transport.hpp)
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Waiting on memory that another PE writes: spin briefly, then yield (or nap), so that several PEs
 // per core (tests run 4 PEs on 2 cores), and PEs beside other programs, still make progress.
 #pragma once

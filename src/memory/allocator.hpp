@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The symmetric allocator: first fit over [0, capacity) with coalescing.
 //
 // Allocation is collective and every PE runs this same code on the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "memory/fd_exchange.hpp"
 
 #include "bootstrap/bootstrap.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Passing heap file descriptors between node-local PEs.
 //
 // Each PE listens on an abstract-namespace Unix socket (nothing on disk, gone

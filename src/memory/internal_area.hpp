@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: BSL-1.0
 // The runtime's own symmetric state at the start of every host heap, below
 // what shmem_malloc hands out. Every node-local peer maps every host heap, so
 // this is where PEs signal each other: barrier flags, and the active messages
 // by which a PE reaches a peer's memory that only the peer itself can reach
-// (a device heap on another GPU: DESIGN §6, src/proxy/am.hpp).
+// (a device heap on another GPU: DESIGN §6, src/rma/am.hpp).
 #pragma once
 
 #include <cstddef>

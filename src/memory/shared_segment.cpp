@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "memory/shared_segment.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Anonymous shared memory (memfd) segments: nothing in /dev/shm or on disk, so
 // nothing is left behind when a PE dies, however it dies.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The symmetric memory of one PE: its heaps (host, device), the program's
 // static data, every node-local peer's copies of them mapped here, the
 // collective allocators, and the route table of the data path.

@@ -1,11 +1,11 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "proxy/proxy.hpp"
 
-#include "api/typed.hpp"
 #include "core/log.hpp"
-#include "core/runtime.hpp"
 #include "core/state.hpp"
 #include "core/wait.hpp"
 #include "memory/symmetric.hpp"
+#include "rma/rma.hpp"
 
 #include "vkshmem_abi.h"
 
@@ -205,7 +205,7 @@ void Proxy::run() {
     // PE's device heap is not one it registers (no CPU mapping) — linger
     // longer and wake more often, so their round trips are not a sleep long.
     const SpaceView& dh = g_state.space[kDeviceHeap];
-    const bool remote = g_runtime->network() && dh.size && dh.route[g_state.my_pe] != Route::Direct;
+    const bool remote = rma::g_subsystems.network && dh.size && dh.route[g_state.my_pe] != Route::Direct;
     const auto kLinger = std::chrono::microseconds(remote ? 2000 : 200);
     const int nap_us = remote ? 100 : 1000;
     auto last = std::chrono::steady_clock::now();
@@ -306,29 +306,29 @@ void Proxy::execute(const void* request, char* payload) {
     switch (r.op) {
     case VKSHMEM_OP_PUT:
     case VKSHMEM_OP_PUT_SIGNAL:
-        api::put(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes, r.pe,
+        rma::put(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes, r.pe,
                  call);
         if (r.op == VKSHMEM_OP_PUT_SIGNAL) {
             // put_signal: the data is delivered before the signal.
             std::atomic_thread_fence(std::memory_order_seq_cst);
             auto* sig = reinterpret_cast<std::uint64_t*>(host_address(r.cond, call));
-            if (r.amo_op == VKSHMEM_SIGNAL_ADD) api::atomic_add(sig, r.operand, r.pe, call);
-            else api::atomic_set(sig, r.operand, r.pe, call);
+            if (r.amo_op == VKSHMEM_SIGNAL_ADD) rma::atomic_add(sig, r.operand, r.pe, call);
+            else rma::atomic_set(sig, r.operand, r.pe, call);
         }
         break;
     case VKSHMEM_OP_GET:
-        api::get(reinterpret_cast<unsigned char*>(payload), reinterpret_cast<unsigned char*>(target), r.bytes, r.pe,
+        rma::get(reinterpret_cast<unsigned char*>(payload), reinterpret_cast<unsigned char*>(target), r.bytes, r.pe,
                  call);
         break;
     case VKSHMEM_OP_AMO: {
-        using api::detail::AmoOp;
+        using rma::detail::AmoOp;
         const auto op = static_cast<AmoOp>(r.amo_op);
         std::uint64_t old = 0;
         if (r.width == 4) {
-            old = api::detail::amo(reinterpret_cast<std::uint32_t*>(target), op, static_cast<std::uint32_t>(r.operand),
+            old = rma::detail::amo(reinterpret_cast<std::uint32_t*>(target), op, static_cast<std::uint32_t>(r.operand),
                                    static_cast<std::uint32_t>(r.cond), r.pe, call);
         } else {
-            old = api::detail::amo(reinterpret_cast<std::uint64_t*>(target), op, r.operand, r.cond, r.pe, call);
+            old = rma::detail::amo(reinterpret_cast<std::uint64_t*>(target), op, r.operand, r.cond, r.pe, call);
         }
         std::memcpy(payload, &old, sizeof old);
         break;

@@ -1,13 +1,14 @@
+// SPDX-License-Identifier: BSL-1.0
 // The CPU proxy (DESIGN §6): one thread per PE that executes what this PE's
 // shaders cannot do themselves (targets their device cannot address), from
 // the ring in the device state block's allocation (shaders/vkshmem_abi.h),
 // and the active messages of node-local peers for memory only this PE
-// reaches (proxy/am.hpp).
+// reaches (rma/am.hpp).
 #pragma once
 
 #include "core/config.hpp"
 #include "core/result.hpp"
-#include "proxy/am.hpp"
+#include "rma/am.hpp"
 #include "vulkan/device.hpp"
 #include "vulkan/kernel.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Host-initiated atomics on device memory that the CPU may not touch
 // atomically (a GPU's BAR, or memory it cannot map). The host posts the atomic
 // in its PE's mailbox and submits the sweeper kernel (kernels/amo.comp); a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "vulkan/device.hpp"
 
 #include "core/log.hpp"

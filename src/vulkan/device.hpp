@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // One Vulkan device per PE, and the memory operations the symmetric heaps
 // need: import of host memory (host heap), exportable DEVICE_LOCAL memory
 // (device heap), OPAQUE_FD export/import between node-local PEs, and copies

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // User compute kernels: a pipeline with one push-constant block and the
 // device library's descriptor set, dispatched on the application queue and
 // waited for; and that descriptor set.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Device copies: the path for device-heap data the CPU must not read (a GPU's
 // BAR reads at ~0.03 GB/s) or cannot map, and for large host puts into a
 // device heap, where a DMA copy beats CPU stores through the BAR (DESIGN §1).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* The deprecated active-set collectives (OpenSHMEM 1.4 names, still in 1.6 programs): shmem_barrier,
  * shmem_sync,
  * shmem_broadcast32/64, collect32/64, fcollect32/64, alltoall32/64, alltoalls32/64 and the

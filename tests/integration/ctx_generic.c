@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* The C11 generic interfaces with and without a context first: shmem_put, shmem_p, shmem_g,
  * shmem_atomic_fetch_add, shmem_atomic_add, shmem_put_signal, on a context of the team of all PEs
  * in reverse order (so a context's PE numbers differ from the world's). Prints

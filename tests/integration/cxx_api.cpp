@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The C++ API (vkshmem/vkshmem.hpp) as a program uses it, without the test harness: a session,
 // symmetric arrays in both heaps, teams with their collectives and reductions, and contexts with
 // their RMA and atomics, each result checked. Prints "cxx_api: N PEs OK" from PE 0.

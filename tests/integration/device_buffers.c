@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /*
  * Local buffers inside this PE's own device heap: a put whose source, or a
  * get whose destination, is device-heap memory, to and from every space of

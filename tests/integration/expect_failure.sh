@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Runs a command that must fail in a controlled way, and checks what it leaves behind.
 #
 # usage: expect_failure.sh [-t SECONDS] [-n COUNT] [-p PROGRAM] <expected-regex> <expected-exit> -- <command...>

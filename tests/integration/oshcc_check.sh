@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # The compiler wrappers as users of other OpenSHMEM and MPI wrappers call them:
 #   oshcc/oshc++ -show, -showme, --showme (print the command, run nothing), --showme:link with -lm;
 #   a C program that calls powl links (libm comes with the wrapper) and runs;

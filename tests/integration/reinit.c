@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* shmem_query_initialized and repeated initialization (OpenSHMEM 1.6): init, work, finalize,
  * three times over, each round moving fresh data around the ring through a new heap. Prints
  * "reinit: N PEs OK" from PE 0. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The SPMD test harness: what every integration test program may use.
 //
 // Every PE runs the same Catch2 test cases in the same order (declaration order, never random),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The SPMD Catch2 main: shmem_init, a job-wide seed, the session, shmem_finalize.
 //
 // A listener turns any failed assertion or unexpected exception on any PE into a message naming

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The OpenSHMEM 1.6 type tables, written out here (not taken from the generator) so that the
 // tests check the generated header against the spec: a missing or misspelled typed routine is a
 // compile or link error in the test. X(C type, TYPENAME).

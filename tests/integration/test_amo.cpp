@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Atomic memory operations: every routine for every type of its table (extended 14: fetch, set,
 // swap; standard 12: compare_swap, fetch_inc, inc, fetch_add, add; bitwise 7: and, or, xor), the
 // fetching _nbi forms completed by shmem_quiet, on the ring and on the PE itself; then contention:

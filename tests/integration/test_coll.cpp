@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Collectives on teams (OpenSHMEM 1.6 §9.9): broadcast, collect, fcollect, alltoall, alltoalls,
 // the reductions and the scans, on SHMEM_TEAM_WORLD and on a strided team, in the host and the
 // device heap, with fresh random data, poisoned destinations and exact expected results.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Communication contexts (OpenSHMEM 1.6 §9.5): creation and options, ctx_get_team, the context
 // forms of RMA, AMO, signal and ordering routines with PEs numbered in the context's team, and
 // threads that each drive their own private context at once (SHMEM_THREAD_MULTIPLE).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* The deprecated names that older programs still call, from C11 as they do: start_pes instead of
  * shmem_init, _my_pe/_num_pes, the pre-1.4 atomics shmem_TYPENAME_{fadd,finc,cswap,swap,add,inc,
  * fetch,set} over today's AMO type tables and their generic forms, shmem_TYPENAME_wait and

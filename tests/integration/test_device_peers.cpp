@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Other PEs' device heaps: bulk puts and gets larger than the runtime's staging area (odd
 // sizes, from and to private memory, this PE's host heap and this PE's own device heap), and
 // several threads per PE doing puts and atomics at once. Registered with the default routes and

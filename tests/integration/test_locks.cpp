@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Distributed locks (OpenSHMEM 1.6 §9.13): shmem_set_lock, shmem_test_lock, shmem_clear_lock,
 // with the lock variable in the host heap, the device heap and the program's globals.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Symmetric memory management: shmem_malloc/calloc/align/realloc/free/malloc_with_hints and
 // shmemx_device_malloc. Every object must be reachable on every PE (puts from a neighbour, shmem_ptr),
 // sit at the same offset from the other objects of its heap on every PE, keep its contents

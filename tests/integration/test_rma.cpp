@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // RMA: put, get, put_nbi, get_nbi, p, g, iput, iget for all 24 standard types; the sized forms
 // (8/16/32/64/128) and putmem/getmem; ring, self and all-to-all patterns; 1 B .. 1 MiB transfers
 // at unaligned offsets. Destinations are poisoned first: every byte outside the written range

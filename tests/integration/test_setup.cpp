@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Setup and queries: my_pe/n_pes, versions and vendor name, init_thread/query_thread (this
 // program starts with shmem_init_thread(SHMEM_THREAD_MULTIPLE)), pe_accessible, addr_accessible on
 // symmetric and private addresses, shmem_ptr aliasing each peer's object in every space, and

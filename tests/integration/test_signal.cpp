@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Put with signal and signals (OpenSHMEM 1.6): put_signal and put_signal_nbi for all 24 standard
 // RMA types, the sized forms and putmem, with SHMEM_SIGNAL_SET and SHMEM_SIGNAL_ADD, 1 B .. 1 MiB,
 // in the ring (every distance) and all-to-all, data and signal in either heap. The receiver waits

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Symmetric static data in less common layouts: an over-aligned (64 KiB) global, which makes the
 // linker emit a second writable PT_LOAD segment after a gap, a large zero-initialized array, and
 // thread-independent function statics. Every one must be symmetric (reachable by put/get and

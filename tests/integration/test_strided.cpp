@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Strided block RMA (OpenSHMEM 1.6): ibput and ibget for all 24 standard RMA types and the sized
 // forms 8/16/32/64/128, with random block sizes, block counts (0 included) and strides (equal to
 // the block size included: abutting blocks), to the next PE and to this PE itself, in every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Synchronization and ordering: barrier_all and sync_all over many rounds, fence and quiet
 // ordering of data before a flag, wait_until/test for every comparison and every point-to-point
 // type, the _all/_any/_some (and _vector) forms with status arrays that exclude elements, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Teams (OpenSHMEM 1.6 §9.4): the predefined teams, split_strided, split_2d, translate_pe,
 // get_config, team_ptr, team_sync and destroy, with random splits whose membership, numbering
 // and synchronization are checked against what the arguments say.

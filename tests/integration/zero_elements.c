@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* Zero elements: every RMA, strided, signal and collective routine called with a count of zero is a
  * no-op that looks at none of its pointers, so NULL and private (non-symmetric) buffers are
  * accepted, also with VKSHMEM_ERROR_CHECKS=1 (as CTest runs it). A put with signal of zero

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* Puts to the next PE and barriers, `iterations` times (argv[1], default: until killed): a job
  * that is busy on every host when the multi-node test kills one host's PEs. */
 #include <shmem.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Multi-node tests on one machine: three hosts as network namespaces (vkn1..vkn3, 10.77.0.0/24,
 # joined by a bridge in a fourth namespace), mpirun starting its daemons in them through an agent
 # script. The SPMD programs run with 2 PEs per host over UCX/TCP or libfabric/TCP; then one host's

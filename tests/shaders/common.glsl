@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Shared by the test shaders: one work record per invocation (or per workgroup), written by the
 // host into its own host heap, and plain local loads/stores of test data by device address.
 // The record layout matches `Rec` in shader_test.hpp.

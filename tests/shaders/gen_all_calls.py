@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Writes a compute shader that calls every public routine of the GLSL device library once.
 
 Usage: gen_all_calls.py OUT.comp shaders/vkshmem.glsl shaders/generated/vkshmem_typed.glsl

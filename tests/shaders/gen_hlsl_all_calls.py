@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Writes an HLSL compute shader that calls every public routine of the HLSL device library once.
 
 Usage: gen_hlsl_all_calls.py OUT.hlsl shaders/vkshmem.hlsl shaders/generated/vkshmem_typed.hlsl

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Helpers for the shader tests: kernels, work records, dispatches (also ones expected to fail,
 // with their message captured) and the type tables as the device library has them.
 //

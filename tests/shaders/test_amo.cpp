@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Shader atomics: every AMO routine of the GLSL device library for every type of its table
 // (extended: fetch, set, swap; standard: compare_swap, fetch_inc, inc, fetch_add, add; bitwise:
 // fetch_and/or/xor and and/or/xor), each on its own 8-byte slot of a PE chosen at random (itself

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The HLSL device library (shaders/vkshmem.hlsl): bulk puts and gets (mem, typed, sized; blocking,
 // nbi and workgroup forms) to and from the right neighbour at random offsets and sizes with
 // poisoned destinations; p and g of 4- and 8-byte types (uint/long p, int/ulong g); every 32-bit atomic (int, uint, int32,

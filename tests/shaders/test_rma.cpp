@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Shader RMA: every typed, sized and mem put/get of the GLSL device library (blocking, nbi and
 // workgroup forms) and every p/g, to the right neighbour (puts) and from it (gets), on the host
 // heap and the device heap, at random offsets and sizes with poisoned destinations; transfers of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Shader signals and synchronization: put_signal / put_signal_nbi of every type and every sized
 // form with SIGNAL_SET and SIGNAL_ADD; wait_until and test of every point-to-point type with
 // every comparison; signal_wait_until and signal_fetch; a later workgroup waiting for an earlier

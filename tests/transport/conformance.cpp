@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: BSL-1.0
 // The transport conformance suite: one program, run under oshrun, that checks a transport (shm,
-// ucx or ofi; argv[1]) through the interface alone (src/transports/transport.hpp), with the
+// ucx or ofi; argv[1]) through the interface alone (transports/transport.hpp), with the
 // runtime started underneath only for its bootstrap and, for shm, its mapped symmetric spaces.
 //
 // Every PE is an initiator towards every other PE at once. Segment 0 is a block of the host heap,
@@ -13,7 +14,7 @@
 //
 //   oshrun -np N transport_conformance shm|ucx|ofi
 #include "bootstrap/bootstrap.hpp"
-#include "core/runtime.hpp"
+#include "runtime/runtime.hpp"
 #include "core/state.hpp"
 #include "transports/transport.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "bootstrap/bootstrap.hpp"
 #include "memory/fd_exchange.hpp"
 #include "memory/shared_segment.hpp"

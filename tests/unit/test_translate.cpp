@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "core/state.hpp"
 #include "memory/shared_segment.hpp"
 

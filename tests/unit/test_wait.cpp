@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The spin budget of wait_for (core/wait.hpp): a wait satisfied while it spins restores the whole
 // budget; a wait that spins all of it in vain (its writer shares the core) leaves a quarter for
 // the next, down to kMinSpin; a budget of 0 (more PEs than CPUs) never spins. And its naps: a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 """The one type table behind every typed OpenSHMEM routine of vkshmem.
 
 tools/gen/gen.py reads this file and writes the C prototypes, the C11 _Generic

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // vkshmem-info: what this build and this machine offer — version, Vulkan
 // devices with the capabilities that decide the routes (DESIGN §1), heaps,
 // transports and the environment table. Runs without a launcher.

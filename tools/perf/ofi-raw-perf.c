@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* ofi-raw-perf: the raw libfabric figures vkshmem's libfabric transport is compared with
  * (bench/network.sh --transport ofi). Two processes on this machine, one RDM endpoint each, the
  * same hints vkshmem uses (RMA, atomics, FI_DELIVERY_COMPLETE); they swap addresses and memory

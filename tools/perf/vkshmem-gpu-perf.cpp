@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // vkshmem-gpu-perf: the device-heap and shader figures, each next to the raw
 // Vulkan operation it should approach, measured in the same run.
 //

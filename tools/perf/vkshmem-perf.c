@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /*
  * vkshmem-perf — point-to-point and synchronization micro-benchmarks.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The sweeper: carries out the atomic posted in this PE's AMO mailbox unless a
 // waiting kernel of the device library already took it (vkshmem_mailbox.glsl).
 // One invocation. Host-initiated AMOs on a device heap need it where the CPU

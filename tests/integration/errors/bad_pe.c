@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* Erroneous call: shmem_int_p to PE n_pes, which does not exist. The last PE makes the call while
  * the others wait in a barrier; with VKSHMEM_ERROR_CHECKS=1 the job must end non-zero with
  * "vkshmem error: shmem_int_p: ..." instead of writing somewhere or hanging. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* Erroneous calls of the signal routines, chosen by argv[1]: "sig_op" passes a signal operator
  * that is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD to shmem_putmem_signal; "pe_quiet" passes
  * a PE that does not exist to shmem_pe_quiet. The last PE makes the call while the others wait in

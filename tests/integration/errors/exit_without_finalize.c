@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* The last PE leaves with exit(0) without shmem_finalize while the others wait in a barrier: the
  * job must end, non-zero, within seconds (not hang in the barrier forever). */
 #include <shmem.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* Heap exhaustion is not fatal: with a 1 MiB heap, a 2 MiB request returns NULL on every PE, the
  * runtime says once which variable to raise, and the program goes on and exits 0.
  * argv[1]: "host" (shmem_malloc, SHMEM_SYMMETRIC_SIZE) or "device" (shmemx_device_malloc,

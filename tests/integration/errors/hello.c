@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* Init and finalize only: for configuration errors caught at shmem_init. */
 #include <shmem.h>
 #include <stdio.h>

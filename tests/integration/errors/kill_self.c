@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* The last PE kills itself with SIGKILL in the middle of the run, while the others are in a
  * barrier: the job must end non-zero within seconds, with no process and nothing in /dev/shm
  * left behind (the runtime gets no chance to clean up in the killed process). */

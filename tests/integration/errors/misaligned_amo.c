@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* Erroneous call: an atomic on a misaligned long, one byte into a symmetric object. The last PE
  * makes the call; the job must end non-zero with "vkshmem error: shmem_long_atomic_add: ...". */
 #include <shmem.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSL-1.0 */
 /* Erroneous call: a stack variable as the destination of shmem_int_put. The last PE makes the
  * call; the job must end non-zero with "vkshmem error: shmem_int_put: ...". */
 #include <shmem.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // vkshmemx_use_vk_device: the application creates the Vulkan device, hands it
 // to vkshmem before shmem_init, and destroys it after shmem_finalize.
 //   oshrun -np N spmd_interop_own_device

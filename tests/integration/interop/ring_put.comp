@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The interop test's kernel: the workgroup puts `bytes` from this PE's `src`
 // into `dst` of PE `pe` with the workgroup-cooperative putmem.
 #version 460

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Baseline: a plain compute-shader copy of n16 16-byte words (grid-stride).
 #version 460
 #extension GL_EXT_buffer_reference : require

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Diagnostic (--diag): copy.comp with 8-byte units.
 #version 460
 #extension GL_EXT_buffer_reference : require

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Round trips through the proxy: `count` times a 4-byte put to PE `pe`
 // followed by shmem_quiet (run with VKSHMEM_FORCE_PROXY=1).
 #version 460

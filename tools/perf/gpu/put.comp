@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Shader put bandwidth: each workgroup puts its share of `bytes` from this
 // PE's buffer into PE `pe`'s copy with the workgroup-cooperative putmem.
 #version 460

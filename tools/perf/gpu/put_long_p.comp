@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Diagnostic (--diag): one shmem_long_p per 8 bytes (grid-stride): the cost
 // of the library's per-call path (route, translation) without its copy loop.
 #version 460

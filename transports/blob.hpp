@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Connection blobs: what a transport tells every other PE at connect()
 // (addresses, segment bases, keys), written and read as plain values and
 // length-prefixed byte strings, and exchanged through the bootstrap.

@@ -1,8 +1,10 @@
-#include "core/runtime.hpp"
+// SPDX-License-Identifier: BSL-1.0
+#include "runtime/runtime.hpp"
 
 #include "coll/coll.hpp"
 #include "core/log.hpp"
 #include "core/wait.hpp"
+#include "rma/rma.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -62,6 +64,7 @@ Result<void> Runtime::init(int requested) {
     auto r = rt->start(requested);
     if (!r) {
         g_state.net_progress = nullptr;
+        rma::g_subsystems = {};
         g_runtime = nullptr;
         // The bootstrap stays alive so that the caller can still end the job.
         return r;
@@ -148,6 +151,7 @@ Result<void> Runtime::start(int requested) {
     auto mem = SymmetricMemory::create(cfg_, *boot_, device_.get());
     if (!mem) return mem.error();
     memory_ = std::move(*mem);
+    rma::g_subsystems = {&cfg_, memory_.get(), device_.get(), nullptr};
     if (auto r = start_network(); !r) return r.error();
     auto algos = collective_algorithms();
     if (!algos) return algos.error();
@@ -254,6 +258,7 @@ Result<void> Runtime::start_network() {
                                       cfg_.VKSHMEM_FORCE_NETWORK ? " (or VKSHMEM_FORCE_NETWORK=1)" : "",
                                       t.error().message));
     net_ = std::move(*t);
+    rma::g_subsystems.network = net_.get();
     // Every space this PE's CPU addresses as ordinary memory; a GPU's device
     // heap is not (its owner's proxy serves it).
     for (int s = 0; s < kSpaceCount; ++s) {
@@ -280,11 +285,7 @@ Result<void> Runtime::start_network() {
     return {};
 }
 
-void Runtime::quiet() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (net_)
-        if (auto r = net_->quiet(); !r) fatal("shmem_quiet", "{}", r.error().message);
-}
+void Runtime::quiet() { rma::quiet(); }
 
 void Runtime::barrier_all(const char* call) { coll::barrier(teams_->world(), call); }
 
@@ -370,6 +371,7 @@ void Runtime::finalize() {
     rt->proxy_.reset();
     g_state.net_progress = nullptr;
     rt->teams_.reset();
+    rma::g_subsystems = {};
     rt->net_.reset(); // collective: closes every connection
     rt->memory_.reset();
     rt->device_.reset();

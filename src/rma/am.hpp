@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Active messages (DESIGN §6): how a PE reaches memory of a node-local peer
 // that only the peer's own process can reach — a device heap on another GPU,
 // one that is not exported, or any peer's device heap when

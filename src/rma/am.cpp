@@ -1,10 +1,11 @@
-#include "proxy/am.hpp"
+// SPDX-License-Identifier: BSL-1.0
+#include "rma/am.hpp"
 
-#include "api/typed.hpp"
 #include "core/log.hpp"
-#include "core/runtime.hpp"
 #include "core/wait.hpp"
 #include "memory/symmetric.hpp"
+#include "rma/rma.hpp"
+#include "transports/transport.hpp"
 #include "vulkan/device.hpp"
 
 #include <algorithm>
@@ -44,7 +45,7 @@ constexpr const char* kCall = "active message (proxy)";
 // and a message's data are read and written with the transport's operations
 // on the same offsets of that host heap, where the InternalArea sits.
 net::Transport* net_to(int pe) {
-    return g_state.space[kHostHeap].route[pe] == Route::Network ? g_runtime->network() : nullptr;
+    return g_state.space[kHostHeap].route[pe] == Route::Network ? rma::g_subsystems.network : nullptr;
 }
 template <class T> T ok(Result<T> r) {
     if (!r) fatal(kCall, "{}", r.error().message);
@@ -210,9 +211,9 @@ std::uint64_t Inbox::execute(const AmSlot& m) {
             const std::size_t c = std::min<std::uint64_t>(m.bytes - done, bounce_.size());
             if (op == AmOp::Put) {
                 ok(net->get(m.from, kHostHeap, m.local + done, bounce_.data(), c));
-                api::put(mine + done, bounce_.data(), c, me, kCall);
+                rma::put(mine + done, bounce_.data(), c, me, kCall);
             } else {
-                api::get(bounce_.data(), mine + done, c, me, kCall);
+                rma::get(bounce_.data(), mine + done, c, me, kCall);
                 ok(net->put(m.from, kHostHeap, m.local + done, bounce_.data(), c));
             }
             done += c;
@@ -223,19 +224,19 @@ std::uint64_t Inbox::execute(const AmSlot& m) {
     auto* theirs = reinterpret_cast<unsigned char*>(g_state.space[kHostHeap].peer[m.from] + m.local);
     switch (op) {
     case AmOp::Put:
-        if (!device_copy(m)) api::put(mine, theirs, m.bytes, me, kCall);
+        if (!device_copy(m)) rma::put(mine, theirs, m.bytes, me, kCall);
         return 0;
     case AmOp::Get:
-        if (!device_copy(m)) api::get(theirs, mine, m.bytes, me, kCall);
+        if (!device_copy(m)) rma::get(theirs, mine, m.bytes, me, kCall);
         return 0;
     case AmOp::Amo: {
-        using api::detail::AmoOp;
+        using rma::detail::AmoOp;
         const auto aop = static_cast<AmoOp>(m.amo_op);
         if (m.width == 4)
-            return api::detail::amo(reinterpret_cast<std::uint32_t*>(mine), aop, static_cast<std::uint32_t>(m.operand),
+            return rma::detail::amo(reinterpret_cast<std::uint32_t*>(mine), aop, static_cast<std::uint32_t>(m.operand),
                                     static_cast<std::uint32_t>(m.cond), me, kCall);
         if (m.width == 8)
-            return api::detail::amo(reinterpret_cast<std::uint64_t*>(mine), aop, m.operand, m.cond, me, kCall);
+            return rma::detail::amo(reinterpret_cast<std::uint64_t*>(mine), aop, m.operand, m.cond, me, kCall);
         break;
     }
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The runtime: owns the subsystems in dependency order (teardown is the
 // reverse) and holds what the API needs beyond the data path's FastState.
 #pragma once

@@ -1,4 +1,5 @@
-// Definitions of the templates declared in typed.hpp. The fast path (a mapped
+// SPDX-License-Identifier: BSL-1.0
+// Definitions of the templates declared in rma.hpp. The fast path (a mapped
 // peer: Route::Direct) is inline; everything else is in slow_path.cpp.
 #pragma once
 
@@ -10,7 +11,7 @@
 #include <cstring>
 #include <type_traits>
 
-namespace vkshmem::api {
+namespace vkshmem::rma {
 namespace detail {
 
 struct Target {
@@ -143,7 +144,7 @@ inline bool unmapped(const void* ivar) {
 
 template <class T> T watch(T* ivar, bool slow) {
     if (slow) [[unlikely]]
-        return vkshmem::api::g(ivar, g_state.my_pe, "shmem_wait_until");
+        return vkshmem::rma::g(ivar, g_state.my_pe, "shmem_wait_until");
     return std::atomic_ref<T>(*ivar).load(std::memory_order_acquire);
 }
 
@@ -355,7 +356,7 @@ template <class T> void atomic_xor(T* dest, T value, int pe, const char* call) {
 namespace detail {
 template <class T> void deliver(T* fetch, T value, const char* call) {
     if (unmapped(fetch)) [[unlikely]] {
-        vkshmem::api::put(fetch, &value, 1, g_state.my_pe, call);
+        vkshmem::rma::put(fetch, &value, 1, g_state.my_pe, call);
         return;
     }
     *fetch = value;
@@ -459,4 +460,4 @@ std::size_t test_some_vector(T* ivars, std::size_t nelems, std::size_t* indices,
     return detail::scan(ivars, nelems, status, cmp, T{}, values, indices, nullptr);
 }
 
-} // namespace vkshmem::api
+} // namespace vkshmem::rma

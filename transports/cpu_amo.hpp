@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // An atomic carried out by this PE's CPU on memory it addresses: how the shm
 // transport does every atomic, and how the libfabric transport serves one
 // that another PE sent as a message.

@@ -1,38 +1,40 @@
+// SPDX-License-Identifier: BSL-1.0
 // Routes other than Direct, and the diagnostics of bad arguments. Nothing here
 // is on the hot path of a mapped peer.
-#include "api/typed.hpp"
+#include "rma/rma.hpp"
 
-#include "api/guard.hpp"
+#include "core/config.hpp"
 #include "core/log.hpp"
-#include "core/runtime.hpp"
-#include "proxy/am.hpp"
+#include "memory/symmetric.hpp"
+#include "rma/am.hpp"
 #include "transports/transport.hpp"
+#include "vulkan/device.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-namespace vkshmem::api::detail {
+namespace vkshmem::rma::detail {
 namespace {
 const char* space_name(int s) { return s >= 0 && s < kSpaceCount ? kSpaceNames[s] : "?"; }
 
 // The Vulkan memory behind (pe, space) when the device can reach it.
 const DeviceMemory* device_side(const Target& t, int pe) {
-    if (!g_runtime || !g_runtime->device()) return nullptr;
-    return g_runtime->memory().device_memory(pe, static_cast<Space>(t.space));
+    if (!g_subsystems.device) return nullptr;
+    return g_subsystems.memory->device_memory(pe, static_cast<Space>(t.space));
 }
 
 [[noreturn]] void unreachable(const Target& t, int pe, const char* call) {
     // Node-local peers always have a route (mapped, device copy or active
     // message); what remains is another node.
-    if (!g_runtime || !g_runtime->network())
+    if (!g_subsystems.network)
         fatal(call, "PE {}'s {} cannot be reached from PE {}: that PE runs on another node, and no network "
                     "transport runs (VKSHMEM_NETWORK={})",
-              pe, space_name(t.space), g_state.my_pe, g_runtime ? g_runtime->config().VKSHMEM_NETWORK : "?");
+              pe, space_name(t.space), g_state.my_pe, g_subsystems.config ? g_subsystems.config->VKSHMEM_NETWORK : "?");
     fatal(call, "PE {}'s {} cannot be reached from PE {}: that PE runs on another node, and {} could not "
                 "register that memory there (a GPU's device heap is not reachable over the network in this "
                 "version; use the host heap)",
-          pe, space_name(t.space), g_state.my_pe, g_runtime->network()->name());
+          pe, space_name(t.space), g_state.my_pe, g_subsystems.network->name());
 }
 
 // Route Network (transports/transport.hpp). A local buffer the CPU cannot
@@ -42,6 +44,19 @@ std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_
                       int pe, const char* call, bool fetch);
 } // namespace
 
+} // namespace vkshmem::rma::detail
+
+namespace vkshmem::rma {
+Subsystems g_subsystems;
+
+void quiet(const char* call) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (g_subsystems.network)
+        if (auto r = g_subsystems.network->quiet(); !r) fatal(call, "{}", r.error().message);
+}
+} // namespace vkshmem::rma
+
+namespace vkshmem::rma::detail {
 void bad_target(const void* addr, std::size_t len, int pe, const char* call) {
     if (!g_state.initialized) fatal(call, "called before shmem_init (or after shmem_finalize)");
     if (static_cast<unsigned>(pe) >= static_cast<unsigned>(g_state.n_pes))
@@ -72,7 +87,7 @@ const DeviceMemory* unmapped_local(const void* p, std::size_t* off) {
     const int s = space_of(p);
     if (s < 0 || g_state.space[s].route[g_state.my_pe] != Route::None) return nullptr;
     *off = reinterpret_cast<std::uintptr_t>(p) - g_state.space[s].lo;
-    return g_runtime->memory().device_memory(g_state.my_pe, static_cast<Space>(s));
+    return g_subsystems.memory->device_memory(g_state.my_pe, static_cast<Space>(s));
 }
 // The offset of [p, p + n) in this PE's host heap, when it lies there.
 std::optional<std::uint64_t> own_host_heap(const void* p, std::size_t n) {
@@ -87,13 +102,13 @@ std::optional<std::uint64_t> own_host_heap(const void* p, std::size_t n) {
 const DeviceMemory* host_heap_side(const void* p, std::size_t n, std::size_t* off) {
     if (n < (64u << 10)) return nullptr;
     const auto o = own_host_heap(p, n);
-    const DeviceMemory* h = o ? g_runtime->memory().device_memory(g_state.my_pe, kHostHeap) : nullptr;
+    const DeviceMemory* h = o ? g_subsystems.memory->device_memory(g_state.my_pe, kHostHeap) : nullptr;
     if (!h || !h->buffer) return nullptr;
     *off = *o;
     return h;
 }
 
-// Route Proxy (proxy/am.hpp). The owner reads a put's bytes from, and writes
+// Route Proxy (rma/am.hpp). The owner reads a put's bytes from, and writes
 // a get's bytes to, this PE's host heap: straight from the caller's buffer
 // when it lies there, else through the staging area, a piece at a time.
 
@@ -108,7 +123,7 @@ void transfer_am(bool to_peer, const Target& t, void* buf, std::size_t n, int pe
             else s.get(pe, t.space, t.offset, *off, n);
             return;
         }
-    VulkanDevice* dev = g_runtime->device();
+    VulkanDevice* dev = g_subsystems.device;
     for (std::size_t done = 0; done < n;) {
         const std::size_t c = std::min(n - done, kAmStagingBytes);
         char* local = static_cast<char*>(buf) + done;
@@ -131,7 +146,7 @@ void transfer_am(bool to_peer, const Target& t, void* buf, std::size_t n, int pe
 void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call) {
     if (t.route == Route::Proxy) return transfer_am(true, t, const_cast<void*>(src), n, pe, call);
     if (t.route == Route::Network) return transfer_net(true, t, const_cast<void*>(src), n, pe, call);
-    VulkanDevice* dev = g_runtime ? g_runtime->device() : nullptr;
+    VulkanDevice* dev = g_subsystems.device;
     std::size_t src_off = 0;
     if (const DeviceMemory* src_mem = unmapped_local(src, &src_off)) {
         if (const DeviceMemory* m = device_side(t, pe)) {
@@ -168,7 +183,7 @@ void put_slow(const Target& t, const void* src, std::size_t n, int pe, const cha
 void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call) {
     if (t.route == Route::Proxy) return transfer_am(false, t, dst, n, pe, call);
     if (t.route == Route::Network) return transfer_net(false, t, dst, n, pe, call);
-    VulkanDevice* dev = g_runtime ? g_runtime->device() : nullptr;
+    VulkanDevice* dev = g_subsystems.device;
     std::size_t dst_off = 0;
     if (const DeviceMemory* dst_mem = unmapped_local(dst, &dst_off)) {
         if (const DeviceMemory* m = device_side(t, pe)) {
@@ -214,9 +229,9 @@ std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64
     if (!m || !m->address) unreachable(t, pe, call);
     if (width != 4 && width != 8)
         fatal(call, "a {}-byte atomic on a device heap: only 4- and 8-byte atomics run on the device", width);
-    auto r = g_runtime->device()->atomic(m->address + t.offset, t.space == kDeviceHeap ? pe : -1, t.offset,
+    auto r = g_subsystems.device->atomic(m->address + t.offset, t.space == kDeviceHeap ? pe : -1, t.offset,
                                          static_cast<unsigned>(op), static_cast<unsigned>(width), operand, cond);
-    if (!r && r.error().vk_result == VK_ERROR_DEVICE_LOST && g_runtime->memory().device_has_peer())
+    if (!r && r.error().vk_result == VK_ERROR_DEVICE_LOST && g_subsystems.memory->device_has_peer())
         // Seen on one H100 with private device heaps: the atomic's sweeper waited behind
         // another PE's running kernel, which does not carry it out, until the driver gave up
         // (shaders/README.md, "Limits").
@@ -235,21 +250,21 @@ static_assert(static_cast<int>(net::AmoOp::Xor) == static_cast<int>(AmoOp::Xor) 
               "the transport's AMO codes are the API's");
 
 void transfer_net(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call) {
-    net::Transport& net = *g_runtime->network();
+    net::Transport& net = *g_subsystems.network;
     std::size_t off = 0;
     const DeviceMemory* mem = unmapped_local(buf, &off);
     std::vector<char> bounce(mem ? n : 0);
     Result<void> r;
-    if (mem && to_peer) r = g_runtime->device()->read(bounce.data(), *mem, off, n);
+    if (mem && to_peer) r = g_subsystems.device->read(bounce.data(), *mem, off, n);
     void* local = mem ? bounce.data() : buf;
     if (r) r = to_peer ? net.put(pe, t.space, t.offset, local, n) : net.get(pe, t.space, t.offset, local, n);
-    if (r && mem && !to_peer) r = g_runtime->device()->write(*mem, off, bounce.data(), n);
+    if (r && mem && !to_peer) r = g_subsystems.device->write(*mem, off, bounce.data(), n);
     if (!r) fatal(call, "{}", r.error().message);
 }
 
 std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,
                       int pe, const char* call, bool fetch) {
-    net::Transport& net = *g_runtime->network();
+    net::Transport& net = *g_subsystems.network;
     // The API's AMOs are 4 and 8 bytes wide, which every transport does.
     if (!(net.caps().amo_widths & (1u << width)))
         fatal(call, "a {}-byte atomic over {}: only 4- and 8-byte atomics cross the network", width, net.name());
@@ -260,4 +275,4 @@ std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_
 }
 } // namespace
 
-} // namespace vkshmem::api::detail
+} // namespace vkshmem::rma::detail

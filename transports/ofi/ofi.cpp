@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The libfabric transport: one RDM endpoint per PE with RMA and atomics.
 //
 // Every libfabric call is made under one mutex (the domain is opened

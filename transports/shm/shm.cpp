@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The node-local transport behind the interface: every node-local PE's copy
 // of each symmetric space is mapped into this process (src/memory), so an
 // operation is a copy or a CPU atomic on the peer's mapping. The core's data

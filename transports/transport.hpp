@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The network transport interface (DESIGN §4): what the core asks of UCX or
 // libfabric to reach PEs whose memory it cannot map. A transport sees bytes,
 // widths and operation codes, never the C API: offsets into a PE's segments

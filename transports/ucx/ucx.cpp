@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The UCX transport: UCP RMA and atomics on one worker per PE.
 //
 // Every UCP call is made under one mutex (the worker is created
