@@ -11,6 +11,7 @@
 // ones to the same PE. Every operation may be called from any thread.
 #pragma once
 
+#include "core/config.hpp" // OfiAtomics
 #include "core/result.hpp"
 
 #include <cstddef>
@@ -72,7 +73,7 @@ Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes);
 // The libfabric transport (ofi/ofi.cpp): `provider` as FI_PROVIDER names it
 // (empty: libfabric's first choice); `atomics` auto, native or messages.
 Result<std::unique_ptr<Transport>> make_ofi(int my_pe, int n_pes, const std::string& provider,
-                                            const std::string& atomics);
+                                            OfiAtomics atomics);
 
 } // namespace net
 } // namespace vkshmem

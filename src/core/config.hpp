@@ -11,7 +11,15 @@
 
 namespace vkshmem {
 
-enum class EnvType { Size, Bool, Int, String };
+enum class EnvType { Size, Bool, Int, String, Enum };
+
+// The enumerated variables' types (DebugLevel, DeviceRoute, Network, ...):
+// the enumerators are the allowed values, in the table's order.
+#define VKSHMEM_ENV(NAME, TYPE, DEF, CAT, DOC)
+#define VKSHMEM_ENV_ENUM(NAME, ENUM, DEF, CAT, DOC, ...) enum class ENUM : std::uint8_t { __VA_ARGS__ };
+#include "core/env_table.def"
+#undef VKSHMEM_ENV
+#undef VKSHMEM_ENV_ENUM
 
 struct Config {
 #define VKSHMEM_ENV_Size std::uint64_t
@@ -19,8 +27,10 @@ struct Config {
 #define VKSHMEM_ENV_Int std::int64_t
 #define VKSHMEM_ENV_String std::string
 #define VKSHMEM_ENV(NAME, TYPE, DEF, CAT, DOC) VKSHMEM_ENV_##TYPE NAME{};
+#define VKSHMEM_ENV_ENUM(NAME, ENUM, DEF, CAT, DOC, ...) ENUM NAME{};
 #include "core/env_table.def"
 #undef VKSHMEM_ENV
+#undef VKSHMEM_ENV_ENUM
 #undef VKSHMEM_ENV_Size
 #undef VKSHMEM_ENV_Bool
 #undef VKSHMEM_ENV_Int
@@ -33,7 +43,18 @@ struct EnvDesc {
     const char* default_text;
     const char* category;
     const char* doc;
+    // Enum: the allowed values in lower case, in enumerator order; empty otherwise.
+    std::vector<std::string> choices;
 };
+
+// The text of an enumerated variable's value: to_text(Network::Auto) is "auto".
+#define VKSHMEM_ENV(NAME, TYPE, DEF, CAT, DOC)
+#define VKSHMEM_ENV_ENUM(NAME, ENUM, DEF, CAT, DOC, ...) std::string_view to_text(ENUM value);
+#include "core/env_table.def"
+#undef VKSHMEM_ENV
+#undef VKSHMEM_ENV_ENUM
+// "a, b or c": the allowed values of an enumerated variable, for messages.
+std::string env_choices_text(const EnvDesc& d);
 
 // The descriptor table, in env_table.def order.
 std::span<const EnvDesc> env_table();

@@ -41,16 +41,7 @@ void die(int status, std::string_view call, std::string_view msg) {
 }
 } // namespace log_detail
 
-bool set_log_level(std::string_view t) {
-    using log_detail::g_level;
-    if (t == "error") g_level = LogLevel::Error;
-    else if (t == "warn" || t == "warning") g_level = LogLevel::Warn;
-    else if (t == "info") g_level = LogLevel::Info;
-    else if (t == "debug") g_level = LogLevel::Debug;
-    else if (t == "trace") g_level = LogLevel::Trace;
-    else return false;
-    return true;
-}
+void set_log_level(LogLevel level) { log_detail::g_level = level; }
 
 void set_log_pe(int pe) { log_detail::g_pe = pe; }
 void set_abort_hook(void (*hook)(int, const char*)) { log_detail::g_abort_hook = hook; }

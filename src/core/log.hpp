@@ -22,7 +22,7 @@ void emit(LogLevel level, std::string_view msg);
 } // namespace log_detail
 
 // Parses error|warn|info|debug|trace; false if the text is none of them.
-bool set_log_level(std::string_view text);
+void set_log_level(LogLevel level);
 void set_log_pe(int pe);
 // Called by fatal(): ends the whole job (launcher abort when there is one).
 void set_abort_hook(void (*hook)(int status, const char* msg));

@@ -145,7 +145,7 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
             device_exported_ = exportable;
             device_alloc_size_ = device_vk_.size;
             const char* how = exportable ? "OPAQUE_FD-exportable" : "private to this PE";
-            if (device_vk_.mapped && cfg.VKSHMEM_DEVICE_ROUTE != "copy") {
+            if (device_vk_.mapped && cfg.VKSHMEM_DEVICE_ROUTE != DeviceRoute::Copy) {
                 g_state.space[kDeviceHeap].lo = reinterpret_cast<std::uintptr_t>(device_vk_.mapped);
                 desc_[kDeviceHeap] = fmt::format("DEVICE_LOCAL|HOST_VISIBLE, {}, on {}", how, dev_->report().name);
             } else {
@@ -274,8 +274,8 @@ Result<void> SymmetricMemory::exchange(const Config& cfg, Bootstrap& boot) {
     peer_host_vk_.resize(static_cast<std::size_t>(n_pes_));
     const bool cpu_device = dev_ && dev_->is_cpu();
     auto device_route = [&](const DeviceMemory& m) {
-        if (!m.mapped || cfg.VKSHMEM_DEVICE_ROUTE == "copy") return Route::None;
-        if (cfg.VKSHMEM_DEVICE_ROUTE == "bar") return Route::BarWrite;
+        if (!m.mapped || cfg.VKSHMEM_DEVICE_ROUTE == DeviceRoute::Copy) return Route::None;
+        if (cfg.VKSHMEM_DEVICE_ROUTE == DeviceRoute::Bar) return Route::BarWrite;
         // Host-coherent memory of a CPU driver is ordinary RAM; a GPU's mapped
         // device-local memory is a BAR the CPU may write but must not read.
         return cpu_device || (m.host_cached && m.host_coherent) ? Route::Direct : Route::BarWrite;

@@ -64,8 +64,8 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     st->device_size = st->device_base ? g_state.space[kDeviceHeap].size : 0;
     st->peers = a + L.peers;
     st->ring = a + L.ring;
-    const bool host_amo_proxy = cfg.VKSHMEM_HOST_AMO_ROUTE == "proxy" ||
-                                (cfg.VKSHMEM_HOST_AMO_ROUTE == "auto" && mem.node_has_other_gpus());
+    const bool host_amo_proxy = cfg.VKSHMEM_HOST_AMO_ROUTE == HostAmoRoute::Proxy ||
+                                (cfg.VKSHMEM_HOST_AMO_ROUTE == HostAmoRoute::Auto && mem.node_has_other_gpus());
     st->flags = (cfg.VKSHMEM_FORCE_PROXY ? VKSHMEM_FLAG_FORCE_PROXY : 0) |
                 (host_amo_proxy ? VKSHMEM_FLAG_HOST_AMO_PROXY : 0);
     st->wait_polls = static_cast<std::uint32_t>(std::clamp<std::int64_t>(

@@ -30,7 +30,7 @@ const DeviceMemory* device_side(const Target& t, int pe) {
     if (!g_subsystems.network)
         fatal(call, "PE {}'s {} cannot be reached from PE {}: that PE runs on another node, and no network "
                     "transport runs (VKSHMEM_NETWORK={})",
-              pe, space_name(t.space), g_state.my_pe, g_subsystems.config ? g_subsystems.config->VKSHMEM_NETWORK : "?");
+              pe, space_name(t.space), g_state.my_pe, g_subsystems.config ? to_text(g_subsystems.config->VKSHMEM_NETWORK) : "?");
     fatal(call, "PE {}'s {} cannot be reached from PE {}: that PE runs on another node, and {} could not "
                 "register that memory there (a GPU's device heap is not reachable over the network in this "
                 "version; use the host heap)",

@@ -77,16 +77,10 @@ namespace {
 std::string config_error(Config& cfg) {
     if (auto err = load_config(cfg, [](const char* n) -> const char* { return std::getenv(n); }))
         return fmt::format("{}: {}", err->variable, err->message);
-    if (!set_log_level(cfg.VKSHMEM_DEBUG))
-        return fmt::format("VKSHMEM_DEBUG: malformed value '{}': expected error, warn, info, debug or trace",
-                           cfg.VKSHMEM_DEBUG);
-    if (cfg.VKSHMEM_DEVICE_ROUTE != "auto" && cfg.VKSHMEM_DEVICE_ROUTE != "bar" && cfg.VKSHMEM_DEVICE_ROUTE != "copy")
-        return fmt::format("VKSHMEM_DEVICE_ROUTE: malformed value '{}': expected auto, bar or copy",
-                           cfg.VKSHMEM_DEVICE_ROUTE);
-    if (cfg.VKSHMEM_HOST_AMO_ROUTE != "auto" && cfg.VKSHMEM_HOST_AMO_ROUTE != "direct" &&
-        cfg.VKSHMEM_HOST_AMO_ROUTE != "proxy")
-        return fmt::format("VKSHMEM_HOST_AMO_ROUTE: malformed value '{}': expected auto, direct or proxy",
-                           cfg.VKSHMEM_HOST_AMO_ROUTE);
+    // VKSHMEM_DEBUG's values are the log levels, in the same order.
+    static_assert(static_cast<int>(DebugLevel::Error) == static_cast<int>(LogLevel::Error) &&
+                  static_cast<int>(DebugLevel::Trace) == static_cast<int>(LogLevel::Trace));
+    set_log_level(static_cast<LogLevel>(cfg.VKSHMEM_DEBUG));
     return {};
 }
 } // namespace
@@ -153,12 +147,10 @@ Result<void> Runtime::start(int requested) {
     memory_ = std::move(*mem);
     rma::g_subsystems = {&cfg_, memory_.get(), device_.get(), nullptr};
     if (auto r = start_network(); !r) return r.error();
-    auto algos = collective_algorithms();
-    if (!algos) return algos.error();
     std::vector<int> shared;
     for (int pe : boot_->local_peers())
         if (g_state.space[kHostHeap].peer[pe]) shared.push_back(pe); // shmem_ptr reaches it
-    teams_ = std::make_unique<coll::Teams>(shared, *algos);
+    teams_ = std::make_unique<coll::Teams>(shared, collective_algorithms());
     if (device_) {
         auto proxy = Proxy::create(cfg_, *device_, *memory_);
         if (!proxy) return proxy.error();
@@ -196,17 +188,17 @@ void Runtime::print_info() const {
 }
 
 Result<std::unique_ptr<net::Transport>> Runtime::make_transport() const {
-    const std::string& want = cfg_.VKSHMEM_NETWORK;
+    const Network want = cfg_.VKSHMEM_NETWORK;
     auto ofi = [&] {
         return net::make_ofi(g_state.my_pe, g_state.n_pes, cfg_.VKSHMEM_OFI_PROVIDER, cfg_.VKSHMEM_OFI_ATOMICS);
     };
-    if (want == "ofi") {
+    if (want == Network::Ofi) {
         auto t = ofi();
         if (!t) return Error{fmt::format("VKSHMEM_NETWORK=ofi: {}", t.error().message)};
         return t;
     }
     auto u = net::make_ucx(g_state.my_pe, g_state.n_pes);
-    if (u || want == "ucx") {
+    if (u || want == Network::Ucx) {
         if (!u) return Error{fmt::format("VKSHMEM_NETWORK=ucx: {}", u.error().message)};
         return u;
     }
@@ -215,30 +207,22 @@ Result<std::unique_ptr<net::Transport>> Runtime::make_transport() const {
     return t;
 }
 
-Result<coll::Algorithms> Runtime::collective_algorithms() const {
-    auto pick = [](const char* var, const std::string& v, const char* tree,
-                   bool with_auto = false) -> Result<coll::Algorithm> {
-        if (v == tree) return coll::Algorithm::Tree;
-        if (v == "linear") return coll::Algorithm::Linear;
-        if (with_auto && v == "auto") return coll::Algorithm::Auto;
-        return Error{fmt::format("{}={} is not an algorithm of this version: use {}{} or linear", var, v,
-                                 with_auto ? "auto, " : "", tree)};
-    };
-    auto b = pick("VKSHMEM_BARRIER_ALGORITHM", cfg_.VKSHMEM_BARRIER_ALGORITHM, "dissemination");
-    if (!b) return b.error();
-    auto c = pick("VKSHMEM_BCAST_ALGORITHM", cfg_.VKSHMEM_BCAST_ALGORITHM, "tree");
-    if (!c) return c.error();
-    auto r = pick("VKSHMEM_REDUCE_ALGORITHM", cfg_.VKSHMEM_REDUCE_ALGORITHM, "tree", true);
-    if (!r) return r.error();
-    return coll::Algorithms{*b, *c, *r};
+coll::Algorithms Runtime::collective_algorithms() const {
+    using coll::Algorithm;
+    coll::Algorithms a;
+    a.barrier = cfg_.VKSHMEM_BARRIER_ALGORITHM == BarrierAlgorithm::Linear ? Algorithm::Linear : Algorithm::Tree;
+    a.bcast = cfg_.VKSHMEM_BCAST_ALGORITHM == BcastAlgorithm::Linear ? Algorithm::Linear : Algorithm::Tree;
+    switch (cfg_.VKSHMEM_REDUCE_ALGORITHM) {
+    case ReduceAlgorithm::Auto: a.reduce = Algorithm::Auto; break;
+    case ReduceAlgorithm::Linear: a.reduce = Algorithm::Linear; break;
+    case ReduceAlgorithm::Tree: a.reduce = Algorithm::Tree; break;
+    }
+    return a;
 }
 
 Result<void> Runtime::start_network() {
     const int n = g_state.n_pes, me = g_state.my_pe;
-    const std::string& want = cfg_.VKSHMEM_NETWORK;
-    if (want != "auto" && want != "ucx" && want != "ofi" && want != "none")
-        return make_error(
-            fmt::format("VKSHMEM_NETWORK={} is not a transport of this version: use auto, ucx, ofi or none", want));
+    const Network want = cfg_.VKSHMEM_NETWORK;
     std::vector<bool> remote(static_cast<std::size_t>(n), cfg_.VKSHMEM_FORCE_NETWORK);
     const auto& local = boot_->local_peers();
     int off_node = 0;
@@ -248,7 +232,7 @@ Result<void> Runtime::start_network() {
     }
     remote[static_cast<std::size_t>(me)] = false;
     const bool needed = std::find(remote.begin(), remote.end(), true) != remote.end();
-    if (!needed || want == "none") {
+    if (!needed || want == Network::None) {
         net_reason_ = !needed ? "none: every PE is on this node" : "none: VKSHMEM_NETWORK=none";
         return {}; // PEs off this node then stay unreachable, reported at first access
     }

@@ -60,7 +60,7 @@ private:
     // Starts the network transport where some PE needs it (VKSHMEM_NETWORK).
     Result<void> start_network();
     // VKSHMEM_BARRIER_ALGORITHM, VKSHMEM_BCAST_ALGORITHM, VKSHMEM_REDUCE_ALGORITHM.
-    Result<coll::Algorithms> collective_algorithms() const;
+    coll::Algorithms collective_algorithms() const;
     // The transport VKSHMEM_NETWORK asks for (auto: UCX, else libfabric).
     Result<std::unique_ptr<net::Transport>> make_transport() const;
 

@@ -294,9 +294,8 @@ int main(int argc, char** argv) {
     if (which == "shm") made = net::make_shm(g_me, g_n);
     else if (which == "ucx") made = net::make_ucx(g_me, g_n);
     else if (which == "ofi") {
-        const char* prov = std::getenv("VKSHMEM_OFI_PROVIDER");
-        const char* at = std::getenv("VKSHMEM_OFI_ATOMICS");
-        made = net::make_ofi(g_me, g_n, prov ? prov : "", at ? at : "auto");
+        const Config& cfg = g_runtime->config(); // VKSHMEM_OFI_PROVIDER, VKSHMEM_OFI_ATOMICS
+        made = net::make_ofi(g_me, g_n, cfg.VKSHMEM_OFI_PROVIDER, cfg.VKSHMEM_OFI_ATOMICS);
     }
     if (!made) {
         std::fprintf(stderr, "[conformance] %s: %s\n", which.c_str(), made.error().message.c_str());

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -49,12 +50,12 @@ TEST_CASE("defaults, environment values and SMA_ spellings") {
     REQUIRE_FALSE(load_config(c, lookup));
     CHECK(c.SHMEM_SYMMETRIC_SIZE == 512ull << 20);
     CHECK(c.VKSHMEM_DEVICE_HEAP_SIZE == 256ull << 20);
-    CHECK(c.VKSHMEM_DEBUG == "warn");
+    CHECK(c.VKSHMEM_DEBUG == DebugLevel::Warn);
     g_env = {{"SHMEM_SYMMETRIC_SIZE", "1g"}, {"VKSHMEM_ERROR_CHECKS", "1"}, {"SHMEM_DEBUG", "1"}};
     REQUIRE_FALSE(load_config(c, lookup));
     CHECK(c.SHMEM_SYMMETRIC_SIZE == 1ull << 30);
     CHECK(c.VKSHMEM_ERROR_CHECKS);
-    CHECK(c.VKSHMEM_DEBUG == "debug");
+    CHECK(c.VKSHMEM_DEBUG == DebugLevel::Debug);
     g_env = {{"SMA_SYMMETRIC_SIZE", "3m"}};
     REQUIRE_FALSE(load_config(c, lookup));
     CHECK(c.SHMEM_SYMMETRIC_SIZE == 3ull << 20);
@@ -92,4 +93,48 @@ TEST_CASE("every table row has a parseable default and shows up in the reference
         CHECK(text.find(d.name) != std::string::npos);
         CHECK(std::string(d.doc).size() > 10);
     }
+}
+
+TEST_CASE("enumerated variables take only their table's values, in any case") {
+    Config c;
+    g_env = {};
+    REQUIRE_FALSE(load_config(c, lookup));
+    CHECK(c.VKSHMEM_NETWORK == Network::Auto);
+    CHECK(c.VKSHMEM_BARRIER_ALGORITHM == BarrierAlgorithm::Dissemination);
+    CHECK(c.VKSHMEM_REDUCE_ALGORITHM == ReduceAlgorithm::Auto);
+    g_env = {{"VKSHMEM_NETWORK", "OFI"}, {"VKSHMEM_DEVICE_ROUTE", " copy "}, {"VKSHMEM_DEBUG", "Trace"}};
+    REQUIRE_FALSE(load_config(c, lookup));
+    CHECK(c.VKSHMEM_NETWORK == Network::Ofi);
+    CHECK(c.VKSHMEM_DEVICE_ROUTE == DeviceRoute::Copy);
+    CHECK(c.VKSHMEM_DEBUG == DebugLevel::Trace);
+    CHECK(to_text(c.VKSHMEM_NETWORK) == "ofi");
+    CHECK(to_text(HostAmoRoute::Proxy) == "proxy");
+
+    // Each enumerated variable: every listed value parses back to itself; anything else fails,
+    // naming the value and the list, and leaves the config as it was.
+    for (const auto& d : env_table()) {
+        if (d.type != EnvType::Enum) continue;
+        INFO(d.name);
+        REQUIRE(d.choices.size() >= 2);
+        CHECK(std::find(d.choices.begin(), d.choices.end(), d.default_text) != d.choices.end());
+        for (const auto& v : d.choices) {
+            g_env = {{d.name, v}};
+            REQUIRE_FALSE(load_config(c, lookup));
+            CHECK(value_text(c, d) == v);
+        }
+        g_env = {{d.name, "bogus"}};
+        auto err = load_config(c, lookup);
+        REQUIRE(err);
+        CHECK(err->variable == d.name);
+        CHECK(err->message == "malformed value 'bogus': expected " + env_choices_text(d));
+        CHECK(value_text(c, d) == d.choices.back()); // unchanged
+    }
+    const EnvDesc* net = nullptr;
+    for (const auto& d : env_table())
+        if (std::string_view(d.name) == "VKSHMEM_NETWORK") net = &d;
+    REQUIRE(net);
+    CHECK(env_choices_text(*net) == "auto, ucx, ofi or none");
+    CHECK(env_reference(true, nullptr).find("| `VKSHMEM_NETWORK` | one of `auto`, `ucx`, `ofi`, `none` | `auto` |") !=
+          std::string::npos);
+    CHECK(env_reference(false, nullptr).find("values: auto, ucx, ofi or none") != std::string::npos);
 }

@@ -121,16 +121,18 @@ int main(int argc, char** argv) {
         auto ofi = net::make_ofi(0, 1, cfg.VKSHMEM_OFI_PROVIDER, cfg.VKSHMEM_OFI_ATOMICS);
         if (ofi) std::printf("  ofi: available: %s\n", (*ofi)->describe().c_str());
         else std::printf("  ofi: not available: %s\n", ofi.error().message.c_str());
-        const std::string& want = cfg.VKSHMEM_NETWORK;
-        const char* pick = want == "ucx" ? (ucx ? "ucx" : nullptr)
-                           : want == "ofi" ? (ofi ? "ofi" : nullptr)
-                                           : (ucx ? "ucx" : ofi ? "ofi" : nullptr);
-        const char* why = want == "auto" ? (ucx ? "auto: UCX starts here" : "auto: UCX cannot start, libfabric can")
-                                         : "VKSHMEM_NETWORK";
-        if (want == "none")
+        const Network want = cfg.VKSHMEM_NETWORK;
+        const char* pick = want == Network::Ucx   ? (ucx ? "ucx" : nullptr)
+                           : want == Network::Ofi ? (ofi ? "ofi" : nullptr)
+                                                  : (ucx ? "ucx" : ofi ? "ofi" : nullptr);
+        const char* why = want == Network::Auto
+                              ? (ucx ? "auto: UCX starts here" : "auto: UCX cannot start, libfabric can")
+                              : "VKSHMEM_NETWORK";
+        if (want == Network::None)
             std::puts("  network: none (VKSHMEM_NETWORK=none): PEs on other nodes are unreachable");
         else if (!pick)
-            std::printf("  network: none works here (VKSHMEM_NETWORK=%s): a job must run on one node\n", want.c_str());
+            std::printf("  network: none works here (VKSHMEM_NETWORK=%s): a job must run on one node\n",
+                        std::string(to_text(want)).c_str());
         else
             std::printf("  network: %s (%s) for PEs on other nodes%s\n", pick, why,
                         cfg.VKSHMEM_FORCE_NETWORK ? ", and for node-local PEs too (VKSHMEM_FORCE_NETWORK=1)" : "");

@@ -97,7 +97,7 @@ public:
     }
     ~Ofi() override;
 
-    Result<void> init(const std::string& provider, const std::string& atomics);
+    Result<void> init(const std::string& provider, OfiAtomics atomics);
     const char* name() const override { return "ofi"; }
     const Caps& caps() const override { return caps_; }
     Result<void> register_segment(int space, void* addr, std::size_t size) override;
@@ -178,9 +178,7 @@ private:
     std::string desc_;
 };
 
-Result<void> Ofi::init(const std::string& provider, const std::string& atomics) {
-    if (atomics != "auto" && atomics != "native" && atomics != "messages")
-        return Error{fmt::format("VKSHMEM_OFI_ATOMICS={} is not one of auto, native, messages", atomics)};
+Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics) {
     fi_info* hints = fi_allocinfo();
     if (!hints) return Error{"fi_allocinfo: out of memory"};
     hints->caps = FI_RMA | FI_ATOMIC | FI_MSG;
@@ -192,7 +190,7 @@ Result<void> Ofi::init(const std::string& provider, const std::string& atomics) 
     hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
     if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
     int rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info_);
-    if (rc != 0 && atomics != "native") { // a provider without atomics: they go as messages
+    if (rc != 0 && atomics != OfiAtomics::Native) { // a provider without atomics: they go as messages
         hints->caps = FI_RMA | FI_MSG;
         rc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info_);
     }
@@ -231,14 +229,14 @@ Result<void> Ofi::init(const std::string& provider, const std::string& atomics) 
             native = native && fi_query_atomic(domain_, dt, op, &a, FI_FETCH_ATOMIC) == 0;
         native = native && fi_query_atomic(domain_, dt, FI_CSWAP, &a, FI_COMPARE_ATOMIC) == 0;
     }
-    if (atomics == "native" && !native)
+    if (atomics == OfiAtomics::Native && !native)
         return Error{fmt::format("VKSHMEM_OFI_ATOMICS=native, but provider {} lacks some 4- or 8-byte atomic "
                                  "operation: use auto",
                                  info_->fabric_attr->prov_name)};
     // shm's native atomics left garbage in counters and answered a swap with
     // 0 (libfabric 1.17, tests/transport): auto sends them as messages there.
     const bool shm = std::strcmp(info_->fabric_attr->prov_name, "shm") == 0;
-    messages_ = !native || atomics == "messages" || (atomics == "auto" && shm);
+    messages_ = !native || atomics == OfiAtomics::Messages || (atomics == OfiAtomics::Auto && shm);
     if (messages_) {
         if (!(info_->caps & FI_MSG) || info_->tx_attr->inject_size < sizeof(AmoMsg))
             return Error{fmt::format("provider {} has neither every atomic nor messages of {} bytes to carry them",
@@ -637,7 +635,7 @@ Ofi::~Ofi() {
 } // namespace
 
 Result<std::unique_ptr<Transport>> make_ofi(int my_pe, int n_pes, const std::string& provider,
-                                            const std::string& atomics) {
+                                            OfiAtomics atomics) {
     auto t = std::make_unique<Ofi>(my_pe, n_pes);
     if (auto r = t->init(provider, atomics); !r) return r.error();
     return std::unique_ptr<Transport>(std::move(t));
