@@ -7,13 +7,20 @@
 # <name> being the file name with dots made underscores) in a directory added
 # to <target>'s include path. GLSL targets Vulkan 1.2; HLSL (through glslang)
 # targets Vulkan 1.1, the newest that spirv-val accepts for its buffers.
+#
+# The device library's folders come from the global property
+# VKSHMEM_SHADER_INCLUDE_DIRS: the installed package sets it (vkshmemConfig.cmake)
+# before including this file; in vkshmem's own tree it is the source shaders/.
 include_guard(GLOBAL)
 
 find_program(VKSHMEM_GLSLC glslc REQUIRED)
 find_program(VKSHMEM_GLSLANG glslangValidator REQUIRED)
 find_program(VKSHMEM_SPIRV_VAL spirv-val REQUIRED)
-set(VKSHMEM_SHADER_INCLUDE_DIRS ${CMAKE_CURRENT_LIST_DIR}/../shaders ${CMAKE_CURRENT_LIST_DIR}/../shaders/generated
-    CACHE INTERNAL "vkshmem device library include directories")
+get_property(_vkshmem_shader_dirs_set GLOBAL PROPERTY VKSHMEM_SHADER_INCLUDE_DIRS SET)
+if(NOT _vkshmem_shader_dirs_set)
+  set_property(GLOBAL PROPERTY VKSHMEM_SHADER_INCLUDE_DIRS
+               ${CMAKE_CURRENT_LIST_DIR}/../shaders ${CMAKE_CURRENT_LIST_DIR}/../shaders/generated)
+endif()
 set(VKSHMEM_EMBED_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/embed_spirv.cmake CACHE INTERNAL "")
 
 function(vkshmem_add_shaders target)
@@ -22,7 +29,8 @@ function(vkshmem_add_shaders target)
     set(ARG_OUTPUT_DIR ${CMAKE_CURRENT_BINARY_DIR}/${target}_shaders)
   endif()
   set(includes "")
-  foreach(dir IN LISTS VKSHMEM_SHADER_INCLUDE_DIRS)
+  get_property(_dirs GLOBAL PROPERTY VKSHMEM_SHADER_INCLUDE_DIRS)
+  foreach(dir IN LISTS _dirs)
     list(APPEND includes -I${dir})
   endforeach()
   set(headers "")

@@ -10,7 +10,7 @@ PACKAGES=(
   glslang-tools glslc spirv-tools
   libpmix-dev openmpi-bin libopenmpi-dev
   libucx-dev ucx-utils libfabric-dev libfabric-bin
-  catch2 libfmt-dev gnuplot-nox
+  catch2 libfmt-dev gnuplot-nox help2man
 )
 
 missing=()

@@ -3,6 +3,7 @@
 
 #include "coll/coll.hpp"
 #include "core/log.hpp"
+#include "core/version.hpp"
 #include "core/wait.hpp"
 #include "rma/rma.hpp"
 
@@ -164,14 +165,14 @@ Result<void> Runtime::start(int requested) {
     }
     if (auto b = boot_->barrier(); !b) return b.error();
     if (boot_->rank() == 0) {
-        if (cfg_.SHMEM_VERSION) std::printf("vkshmem %s (OpenSHMEM 1.6)\n", VKSHMEM_VERSION_STRING);
+        if (cfg_.SHMEM_VERSION) std::printf("vkshmem %s (git %s), OpenSHMEM 1.6\n", version(), revision());
         if (cfg_.SHMEM_INFO) print_info();
     }
     return {};
 }
 
 void Runtime::print_info() const {
-    std::string s = fmt::format("vkshmem {} (OpenSHMEM 1.6), {} PEs, bootstrap {}\n", VKSHMEM_VERSION_STRING,
+    std::string s = fmt::format("vkshmem {} (git {}), OpenSHMEM 1.6, {} PEs, bootstrap {}\n", version(), revision(),
                                 g_state.n_pes, boot_->kind());
     if (device_)
         s += fmt::format("Vulkan device: {} ({}), {}\n", device_->report().name, device_->report().type,

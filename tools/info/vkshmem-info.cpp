@@ -3,6 +3,7 @@
 // devices with the capabilities that decide the routes (DESIGN §1), heaps,
 // transports and the environment table. Runs without a launcher.
 #include "core/config.hpp"
+#include "core/version.hpp"
 #include "transports/transport.hpp"
 #include "vulkan/device.hpp"
 
@@ -16,12 +17,24 @@ using namespace vkshmem;
 
 namespace {
 
-void usage() {
-    std::puts("usage: vkshmem-info [-a|--all] [-e|--env [--markdown]] [-d|--devices] [-h|--help]\n"
-              "  (no option)   version, devices, heaps, transports and the environment table\n"
-              "  -d            Vulkan devices and their capabilities only\n"
-              "  -e            the environment variables, with their current values\n"
-              "  -e --markdown the environment reference in Markdown (docs/env.md)");
+void usage(std::FILE* to) {
+    std::fputs("Usage: vkshmem-info [OPTION]\n"
+               "Reports what this vkshmem build and this machine offer: the library version, the Vulkan\n"
+               "devices and the capabilities that decide the routes, the heaps, the network transports\n"
+               "and the environment variables. It runs without a launcher.\n"
+               "\n"
+               "Options:\n"
+               "  -a, --all           everything (the default): version, devices, heaps, transports\n"
+               "                      and the environment table with the current values\n"
+               "  -d, --devices       the Vulkan devices and their capabilities only\n"
+               "  -e, --env           the environment variables with their current values\n"
+               "  -e --markdown       the environment reference in Markdown (docs/env.md)\n"
+               "  -V, --version       the version and the git revision built, then exit\n"
+               "  -h, --help          this help, then exit\n"
+               "\n"
+               "Environment: every variable of `vkshmem-info -e` applies (VKSHMEM_DEVICE picks the\n"
+               "device, VKSHMEM_NETWORK and VKSHMEM_OFI_PROVIDER the transport shown as chosen).\n",
+               to);
 }
 
 const char* yn(bool b) { return b ? "yes" : "no"; }
@@ -71,21 +84,32 @@ void print_devices(const Config& cfg) {
 } // namespace
 
 int main(int argc, char** argv) {
-    bool env = false, markdown = false, devices_only = false;
+    bool env = false, markdown = false, devices_only = false, all = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "-e" || a == "--env") env = true;
         else if (a == "--markdown") markdown = true;
         else if (a == "-d" || a == "--devices") devices_only = true;
-        else if (a == "-a" || a == "--all") {
+        else if (a == "-a" || a == "--all") all = true;
+        else if (a == "-V" || a == "--version") {
+            std::printf("vkshmem-info (vkshmem) %s\ngit revision %s\nOpenSHMEM 1.6\n", version(), revision());
+            return 0;
         } else if (a == "-h" || a == "--help") {
-            usage();
+            usage(stdout);
             return 0;
         } else {
             std::fprintf(stderr, "vkshmem-info: unknown option %s\n", a.c_str());
-            usage();
+            usage(stderr);
             return 2;
         }
+    }
+    if (markdown && !env) {
+        std::fputs("vkshmem-info: --markdown applies to the environment reference: use -e --markdown\n", stderr);
+        return 2;
+    }
+    if (all + env + devices_only > 1) {
+        std::fputs("vkshmem-info: -a, -d and -e each choose what to print: give one of them\n", stderr);
+        return 2;
     }
     Config cfg;
     if (auto e = load_config(cfg, [](const char* n) -> const char* { return std::getenv(n); })) {
@@ -100,7 +124,7 @@ int main(int argc, char** argv) {
         print_devices(cfg);
         return 0;
     }
-    std::printf("vkshmem %s, OpenSHMEM %d.%d\n", VKSHMEM_VERSION_STRING, 1, 6);
+    std::printf("vkshmem %s (git %s), OpenSHMEM %d.%d\n", version(), revision(), 1, 6);
     print_devices(cfg);
     std::puts("Symmetric heaps (per PE):");
     std::printf("  host heap   %llu bytes (SHMEM_SYMMETRIC_SIZE): memfd shared memory, imported into Vulkan with "
