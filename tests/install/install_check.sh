@@ -4,9 +4,10 @@
 #
 # vkshmem as a newcomer's dependency: installs the build into a temporary prefix, moves that
 # tree elsewhere (the install must not remember where it was made), then builds the programs of
-# tests/install/consumer — a C program, a C++ program and a shader program — three ways:
-#   oshcc/oshc++ (and glslc with the installed device library),
-#   find_package(vkshmem) (vkshmem_add_shaders embeds the shader),
+# tests/install/consumer — a C program, a C++ program and a shader program with a GLSL and an
+# HLSL kernel — three ways:
+#   oshcc/oshc++ (and glslc, glslangValidator with the installed device library),
+#   find_package(vkshmem) (vkshmem_add_shaders embeds the kernels),
 #   pkg-config --cflags --libs vkshmem (and --variable=shaderdir),
 # and runs each at 2 PEs with the installed oshrun. Also checks the man pages, the versioned
 # SONAME and `vkshmem-info --version`. Leaves nothing behind.
@@ -57,7 +58,9 @@ run() {
 }
 
 shaderdir=$prefix/share/vkshmem/shaders
-glslc_flags=(--target-env=vulkan1.2 -I "$shaderdir" -I "$shaderdir/generated")
+# The device library's two folders; GLSL for Vulkan 1.2, HLSL through glslang (shaders/README.md).
+glsl() { glslc --target-env=vulkan1.2 -I "$1" -I "$1/generated" -o "$3" "$2"; }
+hlsl() { glslangValidator -D -V --target-env vulkan1.1 -S comp -e main -I"$1" -I"$1/generated" -o "$3" "$2" >/dev/null; }
 
 step "method 1: oshcc and oshc++"
 m=$tmp/oshcc
@@ -65,10 +68,12 @@ mkdir -p "$m"
 "$prefix/bin/oshcc" -std=c11 -O2 -o "$m/hello_c" "$src/hello.c"
 "$prefix/bin/oshc++" -std=c++17 -O2 -o "$m/hello_cxx" "$src/hello.cpp"
 "$prefix/bin/oshcc" -std=c11 -O2 -o "$m/shader" "$src/shader.c"
-glslc "${glslc_flags[@]}" -o "$m/ring.spv" "$src/ring.comp"
+glsl "$shaderdir" "$src/ring.comp" "$m/ring.spv"
+hlsl "$shaderdir" "$src/ring.hlsl" "$m/ring_hlsl.spv"
 run "oshcc C" "$m/hello_c"
 run "oshcc C++" "$m/hello_cxx"
-run "oshcc shader" "$m/shader" "$m/ring.spv"
+run "oshcc shader (GLSL)" "$m/shader" "$m/ring.spv"
+run "oshcc shader (HLSL)" "$m/shader" "$m/ring_hlsl.spv"
 
 step "method 2: find_package(vkshmem)"
 m=$tmp/cmake
@@ -76,7 +81,8 @@ cmake -S "$src" -B "$m" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYP
 ninja -C "$m" >/dev/null
 run "find_package C" "$m/hello_c"
 run "find_package C++" "$m/hello_cxx"
-run "find_package shader" "$m/shader"
+run "find_package shader (GLSL)" "$m/shader"
+run "find_package shader (HLSL)" "$m/shader_hlsl"
 
 step "method 3: pkg-config"
 m=$tmp/pkgconfig
@@ -89,9 +95,11 @@ rpath=(-Wl,-rpath,"$libdir")
 cc -std=c11 -O2 -o "$m/hello_c" "$src/hello.c" "${flags[@]}" "${rpath[@]}"
 c++ -std=c++17 -O2 -o "$m/hello_cxx" "$src/hello.cpp" "${flags[@]}" "${rpath[@]}"
 cc -std=c11 -O2 -o "$m/shader" "$src/shader.c" "${flags[@]}" "${rpath[@]}"
-glslc --target-env=vulkan1.2 -I "$pc_shaderdir" -I "$pc_shaderdir/generated" -o "$m/ring.spv" "$src/ring.comp"
+glsl "$pc_shaderdir" "$src/ring.comp" "$m/ring.spv"
+hlsl "$pc_shaderdir" "$src/ring.hlsl" "$m/ring_hlsl.spv"
 run "pkg-config C" "$m/hello_c"
 run "pkg-config C++" "$m/hello_cxx"
-run "pkg-config shader" "$m/shader" "$m/ring.spv"
+run "pkg-config shader (GLSL)" "$m/shader" "$m/ring.spv"
+run "pkg-config shader (HLSL)" "$m/shader" "$m/ring_hlsl.spv"
 
 echo "install_check: every method builds and runs against the moved install tree"

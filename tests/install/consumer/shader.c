@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSL-1.0 */
-/* A shader program built against an installed vkshmem: ring.comp puts fresh
- * values into the next PE's device-heap array; each PE checks what arrived.
- * The SPIR-V is embedded (vkshmem_add_shaders: RING_EMBEDDED) or read from the
- * file named by argv[1] (glslc with the installed device library).
+/* A shader program built against an installed vkshmem: ring.comp (GLSL) or
+ * ring.hlsl puts fresh values into the next PE's device-heap array; each PE
+ * checks what arrived. The SPIR-V is embedded (vkshmem_add_shaders:
+ * RING_EMBEDDED, with RING_HLSL for the HLSL one) or read from the file named
+ * by argv[1] (glslc or glslangValidator with the installed device library).
  * Prints "shader: PE n ok". */
 #include <shmem.h>
 #include <shmemx.h>
@@ -15,8 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef RING_EMBEDDED
+#if defined(RING_EMBEDDED) && defined(RING_HLSL)
+#include "ring_hlsl_spv.h"
+#define RING_SPV ring_hlsl_spv
+#elif defined(RING_EMBEDDED)
 #include "ring_comp_spv.h"
+#define RING_SPV ring_comp_spv
 #endif
 
 #define N 1000
@@ -44,7 +49,7 @@ int main(int argc, char **argv) {
     const int me = shmem_my_pe(), n = shmem_n_pes();
 #ifdef RING_EMBEDDED
     (void)argc, (void)argv;
-    vkshmemx_kernel *k = vkshmemx_kernel_create(ring_comp_spv, sizeof ring_comp_spv, sizeof(struct push));
+    vkshmemx_kernel *k = vkshmemx_kernel_create(RING_SPV, sizeof RING_SPV, sizeof(struct push));
 #else
     size_t bytes = 0;
     uint32_t *spv = argc > 1 ? read_spirv(argv[1], &bytes) : NULL;
