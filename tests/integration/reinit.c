@@ -17,7 +17,8 @@ int main(void) {
     int flag = -1;
     shmem_query_initialized(&flag);
     if (flag != 0) return fail("query_initialized before init is not 0", 0);
-    const unsigned seed = (unsigned)time(NULL);
+    unsigned seed = 0;
+    static unsigned job_seed; /* symmetric: PE 0's draw, read by all (each PE's own clock may differ) */
     for (int round = 1; round <= 3; ++round) {
         if (round == 2) {
             int provided = -1;
@@ -29,6 +30,11 @@ int main(void) {
         if (flag != 1) return fail("query_initialized after init is not 1", round);
         shmem_pcontrol(1);
         const int me = shmem_my_pe(), n = shmem_n_pes();
+        if (round == 1) {
+            if (me == 0) job_seed = (unsigned)time(NULL);
+            shmem_barrier_all();
+            seed = shmem_uint_g(&job_seed, 0);
+        }
         long *box = shmem_malloc(sizeof(long) * 64);
         if (!box) return fail("shmem_malloc", round);
         long mine[64];
