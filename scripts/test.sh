@@ -3,13 +3,48 @@
 # README command 2: build everything and run every test (unit, integration at
 # 1-4 PEs, error and fault tests), plus the generated-bindings check and the
 # tree's checks (tools/lint: layers, licence lines; also ctest's lint.* tests).
+#
+#   scripts/test.sh [ctest options]                      the whole suite, in build/
+#   scripts/test.sh --sanitize address|thread [ctest options]
+#       builds a sanitizer tree (build-address/ or build-thread/: ASan and UBSan, or TSan;
+#       no shader tests) and runs its tests with the options in scripts/sanitizers/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${VKSHMEM_BUILD_DIR:-$root/build}
-bash "$root/scripts/build.sh"
-"$root/tools/gen/regen-check"
-python3 "$root/tools/lint/layers.py"
-python3 "$root/tools/lint/spdx.py"
+
+sanitize=
+if [[ "${1:-}" == --sanitize ]]; then
+    sanitize=${2:-}
+    shift 2 || true
+    case "$sanitize" in
+        address|thread) ;;
+        *) echo "scripts/test.sh: --sanitize takes address (ASan + UBSan) or thread (TSan), not '$sanitize'" >&2
+           exit 2 ;;
+    esac
+fi
+
 export LP_NUM_THREADS=${LP_NUM_THREADS:-1}
+if [[ -z "$sanitize" ]]; then
+    build=${VKSHMEM_BUILD_DIR:-$root/build}
+    bash "$root/scripts/build.sh"
+    "$root/tools/gen/regen-check"
+    python3 "$root/tools/lint/layers.py"
+    python3 "$root/tools/lint/spdx.py"
+    cd "$build"
+    exec ctest --output-on-failure --timeout 300 -j"${VKSHMEM_TEST_JOBS:-1}" "$@"
+fi
+
+build=${VKSHMEM_BUILD_DIR:-$root/build-$sanitize}
+bash "$root/scripts/setup.sh"
+# Warnings are not errors here: GCC warns differently on instrumented code.
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKSHMEM_SANITIZE="$sanitize" \
+      -DVKSHMEM_SHADER_TESTS=OFF -DVKSHMEM_MAN_PAGES=OFF >/dev/null
+ninja -C "$build" -j"$(nproc)"
+supp=$root/scripts/sanitizers
+# Every PE inherits these through oshrun (mpirun passes its environment to local PEs).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$supp/lsan.supp:print_suppressions=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1}
 cd "$build"
-ctest --output-on-failure --timeout 300 -j"${VKSHMEM_TEST_JOBS:-1}" "$@"
+# Not the lint (the plain run has it) nor the install test (it builds unsanitized consumers).
+exec ctest --output-on-failure --timeout 300 -j"${VKSHMEM_TEST_JOBS:-1}" -LE 'lint|install' "$@"

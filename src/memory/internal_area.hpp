@@ -18,7 +18,7 @@ namespace vkshmem {
 //   op       AmOp
 //   space    Space of the target (in the receiver's memory)
 //   width    AMO width in bytes (4 or 8)
-//   amo_op   api::detail::AmoOp
+//   amo_op   rma::detail::AmoOp
 //   from     sending PE; channel: which of its AmChannels waits for the reply
 //   offset   target offset in `space`; bytes: length of a put or get
 //   local    offset in the sender's host heap of a put's data or a get's
@@ -79,6 +79,7 @@ constexpr int kMaxTeams = 64;
 constexpr std::size_t kTeamFlagBytes = 128 * 64;
 // The runtime's part of the host heap, below what shmem_malloc hands out.
 constexpr std::size_t kInternalReserve = kTeamAreaAt + kMaxTeams * kTeamFlagBytes;
+static_assert(kInternalReserve == 1600 * 1024, "docs/architecture.md states this size: change it there too");
 
 // The host heap's base is aligned to min(this, its size rounded up to a power
 // of two): the largest alignment shmem_align can honour.

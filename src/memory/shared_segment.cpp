@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <link.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <utility>
 
@@ -77,7 +78,17 @@ Result<SharedSegment> SharedSegment::remap_in_place(const ExeDataRange& range, c
     SharedSegment s = std::move(seg.value());
     for (const auto& piece : range.pieces) {
         const std::size_t off = static_cast<std::size_t>(piece.lo - range.lo);
-        std::memcpy(s.base_ + off, piece.lo, piece.size);
+        // The kernel copies the pages into the memfd (a raw pwrite, which no
+        // sanitizer intercepts): a memcpy would read the redzones that
+        // AddressSanitizer keeps between globals and stop the program.
+        for (std::size_t done = 0; done < piece.size;) {
+            const long w = syscall(SYS_pwrite64, s.fd_, piece.lo + done, piece.size - done,
+                                   static_cast<off_t>(off + done));
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0)
+                return make_error(fmt::format("copying the data segment: {}", w < 0 ? std::strerror(errno) : "short write"));
+            done += static_cast<std::size_t>(w);
+        }
         // MAP_FIXED replaces the private pages atomically with shared ones
         // that already hold the same bytes.
         void* p = mmap(piece.lo, piece.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s.fd_,

@@ -100,6 +100,13 @@ Result<std::unique_ptr<SymmetricMemory>> SymmetricMemory::create(const Config& c
     return m;
 }
 
+namespace {
+std::uint64_t physical_mib() {
+    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(size) >> 20 : 0;
+}
+} // namespace
+
 Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
     (void)boot;
     // Host heap: memfd, imported into Vulkan so shaders reach it by address.
@@ -114,7 +121,15 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
     desc_[kHostHeap] = "memfd";
     if (dev_) {
         auto vk = dev_->import_host(host_.base(), host_size);
-        if (!vk) return make_error(fmt::format("host heap: {}", vk.error().message), vk.error().vk_result);
+        if (!vk) {
+            const int r = vk.error().vk_result;
+            std::string hint;
+            if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+                hint = fmt::format(": the device cannot take a host heap this large; lower SHMEM_SYMMETRIC_SIZE (now "
+                                   "{} bytes; this machine has {} MiB of memory for all its PEs)",
+                                   cfg.SHMEM_SYMMETRIC_SIZE, physical_mib());
+            return make_error(fmt::format("host heap: {}{}", vk.error().message, hint), r);
+        }
         host_vk_ = *vk;
         desc_[kHostHeap] = "memfd imported with VK_EXT_external_memory_host";
     }
@@ -140,7 +155,14 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
             // whose heaps take CPU atomics).
             if (shares_device_ && !dev_->is_cpu()) mailbox_tail_ = page_size();
             auto vk = dev_->allocate_device_heap(dev_size + mailbox_tail_, exportable);
-            if (!vk) return make_error(fmt::format("device heap: {}", vk.error().message), vk.error().vk_result);
+            if (!vk) {
+                const int r = vk.error().vk_result;
+                std::string hint;
+                if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+                    hint = fmt::format(": lower VKSHMEM_DEVICE_HEAP_SIZE (now {} bytes, for each PE on this device)",
+                                       cfg.VKSHMEM_DEVICE_HEAP_SIZE);
+                return make_error(fmt::format("device heap: {}{}", vk.error().message, hint), r);
+            }
             device_vk_ = *vk;
             device_exported_ = exportable;
             device_alloc_size_ = device_vk_.size;

@@ -129,11 +129,16 @@ private:
     std::atomic<std::int64_t> app_progress_ns_{0};
     int efd_ = -1;
     int wake_ = -1;
+    // Test hook (VKSHMEM_TEST_UCX_SLOW_PROGRESS_US): the progress thread pauses this long after
+    // each event it progresses, as a slow (sanitized, loaded) machine does.
+    unsigned slow_progress_us_ = 0;
     Bootstrap* boot_ = nullptr;
     std::string desc_;
 };
 
 Result<void> Ucx::init() {
+    if (const char* slow = std::getenv("VKSHMEM_TEST_UCX_SLOW_PROGRESS_US"))
+        slow_progress_us_ = static_cast<unsigned>(std::strtoul(slow, nullptr, 10));
     ucp_config_t* cfg = nullptr;
     ucs_status_t s = ucp_config_read(nullptr, nullptr, &cfg);
     if (s != UCS_OK) return ucx_error("reading its configuration (UCX_* variables)", s);
@@ -251,8 +256,8 @@ void Ucx::progress_loop() {
         ucs_status_t armed;
         {
             std::lock_guard lk(mu_);
-            while (ucp_worker_progress(worker_) != 0) {
-            }
+            while (ucp_worker_progress(worker_) != 0)
+                if (slow_progress_us_) usleep(slow_progress_us_);
             armed = ucp_worker_arm(worker_);
         }
         if (armed == UCS_ERR_BUSY) continue; // more arrived meanwhile
