@@ -199,6 +199,19 @@ int main(int argc, char **argv) {
         adds_here += recv[2 * p + 1];
     }
     if (*contended != adds_here) mismatch("contended adds", me, -1, 0, *contended, adds_here);
+    shmem_free(recv);
+    shmem_free(sent);
+    shmem_free(red_dst);
+    shmem_free(red_src);
+    shmem_free(contended);
+    shmem_free(signals);
+    shmem_free(counters);
+    for (int h = 0; h < HEAPS; ++h) shmem_free(heap[h]);
+    free(dirty);
+    free(adds_to);
+    free(sig_sent);
+    free(cmodel);
+    free(model);
     shmem_barrier_all();
     if (me == 0)
         printf("soak: %d PEs, %ld operations, 0 mismatches (seed %" PRIu64 ")\n", npes, done * npes, seed);

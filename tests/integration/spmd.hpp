@@ -90,6 +90,7 @@ template <class T> T random_value(Gen& g) {
 
 // Zeroes the bytes first so padding (long double) is identical wherever the same data is built.
 template <class T> void fill_values(T* buf, std::size_t n, Gen g) {
+    if (!n) return; // buf may be null (an empty vector's data())
     std::memset(static_cast<void*>(buf), 0, n * sizeof(T));
     for (std::size_t i = 0; i < n; ++i) buf[i] = random_value<T>(g);
 }

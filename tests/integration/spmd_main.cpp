@@ -116,7 +116,7 @@ InitConfig& init_config() {
 std::string diff_bytes(const void* actual, const void* expected, std::size_t n, std::size_t base) {
     const auto* a = static_cast<const unsigned char*>(actual);
     const auto* e = static_cast<const unsigned char*>(expected);
-    if (std::memcmp(a, e, n) == 0) return {};
+    if (n == 0 || std::memcmp(a, e, n) == 0) return {}; // an empty vector's data() may be null
     std::size_t first = 0, count = 0;
     for (std::size_t i = n; i-- > 0;) {
         if (a[i] != e[i]) {
@@ -162,6 +162,7 @@ void local_load(void* dst, const void* obj, std::size_t bytes) {
 }
 
 void local_fill(void* obj, unsigned char byte, std::size_t bytes) {
+    if (bytes == 0) return;
     if (cpu_inaccessible(obj)) {
         const std::vector<unsigned char> src(bytes, byte);
         local_store(obj, src.data(), bytes);
