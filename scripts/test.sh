@@ -58,6 +58,9 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$supp/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1}
+# UCX's memory hooks (libucm, loaded with the library) call ThreadSanitizer's interceptors from
+# threads that are exiting, which crashes: ThreadSanitizer runs need them off.
+[[ "$sanitize" != thread ]] || export UCX_MEM_MMAP_HOOK_MODE=${UCX_MEM_MMAP_HOOK_MODE:-none}
 cd "$build"
 # Not the lint (the plain run has it) nor the install test (it builds unsanitized consumers).
 exec ctest --output-on-failure --timeout 300 -j"${VKSHMEM_TEST_JOBS:-1}" -LE 'lint|install' "$@"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/state.hpp"
+#include "core/tsan.hpp"
 
 #include <algorithm>
 #include <sched.h>
@@ -50,7 +51,7 @@ inline std::int64_t monotonic_ns() {
 
 // Calls done() until it returns true.
 template <class Pred> void wait_for(Pred done) {
-    if (done()) return;
+    if (done()) return cross_process_acquire();
     const std::int64_t cap = g_state.spin_before_yield;
     std::int64_t budget = t_spin_budget < 0 || t_spin_budget > cap ? cap : t_spin_budget;
     std::int64_t spins = 0;
@@ -77,6 +78,7 @@ template <class Pred> void wait_for(Pred done) {
     } while (!done());
     t_spin_budget = spins <= budget ? cap : std::max(std::min(kMinSpin, cap), budget / 4);
     if (t_nap_waits > 0) --t_nap_waits;
+    cross_process_acquire();
 }
 
 // The pause of a thread that serves a proxy or waits on one, once spinning is
@@ -101,6 +103,7 @@ template <class Pred> void wait_for_proxy(Pred done) {
         if (spins < 256) cpu_relax();
         else proxy_pause();
     }
+    cross_process_acquire();
 }
 
 } // namespace vkshmem

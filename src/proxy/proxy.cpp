@@ -3,6 +3,7 @@
 
 #include "core/log.hpp"
 #include "core/state.hpp"
+#include "core/tsan.hpp"
 #include "core/wait.hpp"
 #include "memory/symmetric.hpp"
 #include "rma/rma.hpp"
@@ -237,6 +238,7 @@ bool Proxy::serve_one() {
                t + 1;
     };
     if (!published(first)) return false;
+    cross_process_acquire(); // core/tsan.hpp
     vkshmem_request_layout run;
     std::memcpy(&run, request(first), sizeof run);
     // A bulk transfer of a shader arrives as payload-sized pieces to
@@ -286,6 +288,7 @@ bool Proxy::serve_one() {
         at<std::uint32_t>(ans_, 0).store(first + n, std::memory_order_release);
         std::atomic_thread_fence(std::memory_order_seq_cst); // and out of the write-combining buffer now
     }
+    cross_process_release();
     return true;
 }
 

@@ -167,7 +167,9 @@ bool Inbox::serve() {
         ref(slot.state).store((round + 1) * 2, std::memory_order_release); // free for the next round
         ++next_;
         any = true;
+        cross_process_acquire(); // the sender's data and what it did before sending
         const std::uint64_t value = execute(m);
+        cross_process_release(); // what the message wrote, before the answer
         // A full fence: stores into a BAR mapping sit in write-combining
         // buffers, which the release store of the reply does not drain; the
         // sender's next step may be a device copy that reads them.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/state.hpp"
+#include "core/tsan.hpp"
 #include "core/wait.hpp"
 
 #include <atomic>
@@ -27,6 +28,8 @@ struct Target {
 [[noreturn]] void bad_cmp(int cmp, const char* call);
 
 inline Target target(const void* addr, std::size_t len, int pe, const char* call) {
+    cross_process_release(); // every operation: what this thread wrote may now be acted upon
+    cross_process_acquire(); // and what other PEs did is visible to it
     if (static_cast<unsigned>(pe) >= static_cast<unsigned>(g_state.n_pes)) [[unlikely]]
         bad_target(addr, len, pe, call);
     const int s = space_of(addr);

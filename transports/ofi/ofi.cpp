@@ -358,7 +358,10 @@ void Ofi::progress_loop() {
 
 void Ofi::progress_locked() {
     std::array<fi_cq_entry, 16> done;
-    for (;;) {
+    // Bounded: under a stream of incoming atomics the queue may never drain, and the caller
+    // holds mu_, which the other threads need to post and complete their own operations (the
+    // proxy thread its answers to the PEs that keep sending). What is left waits for the next call.
+    for (int rounds = 0; rounds < 64; ++rounds) {
         const ssize_t got = fi_cq_read(cq_, done.data(), done.size());
         if (got == -FI_EAVAIL) {
             fi_cq_err_entry e{};

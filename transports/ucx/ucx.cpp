@@ -132,6 +132,14 @@ private:
     // Test hook (VKSHMEM_TEST_UCX_SLOW_PROGRESS_US): the progress thread pauses this long after
     // each event it progresses, as a slow (sanitized, loaded) machine does.
     unsigned slow_progress_us_ = 0;
+    // Threads waiting for mu_ (lock()): the progress thread yields it to them.
+    std::atomic<int> waiting_{0};
+    std::unique_lock<std::mutex> lock() {
+        waiting_.fetch_add(1, std::memory_order_relaxed);
+        std::unique_lock lk(mu_);
+        waiting_.fetch_sub(1, std::memory_order_relaxed);
+        return lk;
+    }
     Bootstrap* boot_ = nullptr;
     std::string desc_;
 };
@@ -175,7 +183,7 @@ Result<void> Ucx::register_segment(int space, void* addr, std::size_t size) {
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
     mp.address = addr;
     mp.length = size;
-    std::lock_guard lk(mu_);
+    auto lk = lock();
     const ucs_status_t s = ucp_mem_map(ctx_, &mp, &memh_[space]);
     if (s != UCS_OK) return ucx_error("ucp_mem_map", s);
     seg_addr_[space] = addr;
@@ -188,7 +196,7 @@ Result<void> Ucx::connect(Bootstrap& boot, const std::vector<bool>& peers) {
     // This PE's blob: worker address, then per segment base, size and packed rkey.
     Writer w;
     {
-        std::lock_guard lk(mu_);
+        auto lk = lock();
         ucp_address_t* addr = nullptr;
         std::size_t len = 0;
         ucs_status_t s = ucp_worker_get_address(worker_, &addr, &len);
@@ -211,7 +219,7 @@ Result<void> Ucx::connect(Bootstrap& boot, const std::vector<bool>& peers) {
     Blobs blobs;
     if (auto r = blobs.gather(boot, n_, std::move(w.out)); !r) return r;
 
-    std::lock_guard lk(mu_);
+    auto lk = lock();
     for (int pe = 0; pe < n_; ++pe) {
         if (!peers[static_cast<std::size_t>(pe)] || pe == me_) continue;
         Reader rd = blobs.of(pe);
@@ -253,12 +261,33 @@ void Ucx::progress_loop() {
             nanosleep(&ts, nullptr);
             continue;
         }
-        ucs_status_t armed;
+        ucs_status_t armed = UCS_OK;
+        bool yielded = false;
         {
             std::lock_guard lk(mu_);
-            while (ucp_worker_progress(worker_) != 0)
+            // At most 64 calls per hold: a stream of incoming operations must not keep the
+            // worker from the others for good.
+            int calls = 0;
+            while (ucp_worker_progress(worker_) != 0) {
                 if (slow_progress_us_) usleep(slow_progress_us_);
-            armed = ucp_worker_arm(worker_);
+                if (++calls == 64) {
+                    yielded = true;
+                    break;
+                }
+                // Another thread wants the worker for an operation of its own: let it have it
+                // now (it progresses the worker while it waits). Holding on while work keeps
+                // arriving would starve it: peers polling this PE's inbox can keep the worker
+                // busy while the proxy thread waits to send the answer they poll for.
+                if (waiting_.load(std::memory_order_relaxed)) {
+                    yielded = true;
+                    break;
+                }
+            }
+            if (!yielded) armed = ucp_worker_arm(worker_);
+        }
+        if (yielded) {
+            sched_yield();
+            continue;
         }
         if (armed == UCS_ERR_BUSY) continue; // more arrived meanwhile
         poll(fds, 2, 100);
@@ -284,7 +313,7 @@ Ucx::~Ucx() {
         // them before this PE stops answering.
         std::vector<ucs_status_ptr_t> closing;
         {
-            std::lock_guard lk(mu_);
+            auto lk = lock();
             for (auto& per_pe : remote_)
                 for (Remote& r : per_pe)
                     if (r.rkey) ucp_rkey_destroy(r.rkey);
@@ -298,7 +327,7 @@ Ucx::~Ucx() {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
         for (ucs_status_ptr_t req : closing) {
             for (;;) {
-                std::lock_guard lk(mu_);
+                auto lk = lock();
                 ucp_worker_progress(worker_);
                 if (ucp_request_check_status(req) != UCS_INPROGRESS ||
                     std::chrono::steady_clock::now() > deadline)
@@ -323,7 +352,7 @@ Result<void> Ucx::complete(ucs_status_ptr_t req, const char* what) {
     for (std::int64_t spins = 0;; ++spins) {
         app_progress_ns_.store(now_ns(), std::memory_order_relaxed);
         {
-            std::lock_guard lk(mu_);
+            auto lk = lock();
             ucp_worker_progress(worker_);
             s = ucp_request_check_status(req);
             if (s != UCS_INPROGRESS) {
@@ -355,7 +384,7 @@ Result<void> Ucx::rma(bool is_put, int pe, int space, std::uint64_t offset, void
     ucp_ep_h ep = eps_[static_cast<std::size_t>(pe)];
     ucs_status_ptr_t req;
     {
-        std::lock_guard lk(mu_);
+        auto lk = lock();
         req = is_put ? ucp_put_nbx(ep, buf, n, (*r)->base + offset, (*r)->rkey, &prm)
                      : ucp_get_nbx(ep, buf, n, (*r)->base + offset, (*r)->rkey, &prm);
     }
@@ -394,7 +423,7 @@ Result<std::uint64_t> Ucx::amo(int pe, int space, std::uint64_t offset, AmoOp op
     const void* buf = width == 4 ? static_cast<const void*>(&op32) : static_cast<const void*>(&op64);
     ucs_status_ptr_t req;
     {
-        std::lock_guard lk(mu_);
+        auto lk = lock();
         req = ucp_atomic_op_nbx(eps_[static_cast<std::size_t>(pe)], uop, buf, 1, (*r)->base + offset, (*r)->rkey,
                                 &prm);
     }
@@ -404,7 +433,7 @@ Result<std::uint64_t> Ucx::amo(int pe, int space, std::uint64_t offset, AmoOp op
 }
 
 Result<void> Ucx::fence() {
-    std::lock_guard lk(mu_);
+    auto lk = lock();
     const ucs_status_t s = ucp_worker_fence(worker_);
     if (s != UCS_OK) return ucx_error("ucp_worker_fence", s);
     return {};
@@ -414,7 +443,7 @@ Result<void> Ucx::quiet() {
     ucp_request_param_t prm{};
     ucs_status_ptr_t req;
     {
-        std::lock_guard lk(mu_);
+        auto lk = lock();
         req = ucp_worker_flush_nbx(worker_, &prm);
     }
     return complete(req, "flush");
