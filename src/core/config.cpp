@@ -15,17 +15,24 @@ struct Row {
     void* (*field)(Config&);
 };
 
+std::string lower(std::string_view s) {
+    std::string r(s);
+    for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return r;
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
 // "Auto, Bar, Copy" (an enum's enumerators as the table spells them) -> {"auto", "bar", "copy"}.
 std::vector<std::string> choices(std::string_view enumerators) {
     std::vector<std::string> out;
     while (!enumerators.empty()) {
         const std::size_t comma = enumerators.find(',');
-        std::string_view e = enumerators.substr(0, comma);
-        while (!e.empty() && e.front() == ' ') e.remove_prefix(1);
-        while (!e.empty() && e.back() == ' ') e.remove_suffix(1);
-        std::string v(e);
-        for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        out.push_back(std::move(v));
+        out.push_back(lower(trim(enumerators.substr(0, comma))));
         enumerators = comma == std::string_view::npos ? std::string_view{} : enumerators.substr(comma + 1);
     }
     return out;
@@ -47,18 +54,6 @@ const EnvDesc* k_descs = [] {
     for (std::size_t i = 0; i < std::size(k_rows); ++i) d[i] = k_rows[i].desc;
     return d;
 }();
-
-std::string lower(std::string_view s) {
-    std::string r(s);
-    for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return r;
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-    return s;
-}
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
     std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);

@@ -156,8 +156,8 @@ int main(int argc, char **argv) {
             ++adds_to[pe];
         }
         ++done;
-        if ((step + 1) % 512 == 0 && !forever) {
-            /* Collectives at the same steps on every PE. */
+        if ((step + 1) % 512 == 0) {
+            /* Collectives at the same steps on every PE (with --forever too: traffic until a PE is killed). */
             if ((step / 512) % 2) {
                 shmem_barrier_all();
             } else {
@@ -166,10 +166,6 @@ int main(int argc, char **argv) {
                 const long want = (long)step * npes + (long)npes * (npes - 1) / 2;
                 if (*red_dst != want) mismatch("sum_reduce", -1, -1, 0, (uint64_t)*red_dst, (uint64_t)want);
             }
-        } else if (forever && (step + 1) % 512 == 0) {
-            shmem_barrier_all(); /* forever: traffic and collectives until a PE is killed */
-            *red_src = 1;
-            shmem_long_sum_reduce(SHMEM_TEAM_WORLD, red_dst, red_src, 1);
         }
     }
     shmem_quiet();
