@@ -13,6 +13,7 @@
 
 #include "core/config.hpp" // OfiAtomics
 #include "core/result.hpp"
+#include "core/wait.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -60,6 +61,13 @@ public:
     // Carries out what arrived, if no other thread is at it (a PE's waits
     // call this; a transport's own thread does it otherwise).
     virtual void progress() = 0;
+    // A PE's wait that naps: returns when something arrived for this PE (carried out, where the
+    // transport can tell) or after `ns`. Sleeping on the transport's events rather than a timer
+    // lets a waiter answer a peer at once, also when other programs hold the CPUs.
+    virtual void nap(long ns) {
+        progress();
+        timer_nap(ns);
+    }
     // For vkshmem-info and debug logs: library version, devices, settings.
     virtual std::string describe() const = 0;
 };

@@ -43,6 +43,8 @@ struct FastState {
     // Set while a network transport runs: progresses it from a PE's waits,
     // so incoming operations need no thread wake-up (wait.hpp).
     void (*net_progress)() = nullptr;
+    // And sleeps on it (Transport::nap): a napping wait wakes when something arrives.
+    void (*net_nap)(long ns) = nullptr;
     // Some space of this PE has no CPU mapping (a GPU's shared device heap):
     // local source and destination buffers must then be checked too.
     bool local_unmapped = false;

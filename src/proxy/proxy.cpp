@@ -201,6 +201,7 @@ void Proxy::run() {
     // submitted by the application itself), so an idle PE costs next to
     // nothing (tests run 4 PEs on 2 cores).
     inbox_.bind_thread();
+    precise_timers(); // its naps and sleeps are 20 us to 1 ms
     // Messages from PEs on other nodes ring no doorbell (they arrive by the
     // network transport): where there may be such — a network runs and this
     // PE's device heap is not one it registers (no CPU mapping) — linger

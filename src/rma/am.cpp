@@ -102,9 +102,11 @@ void Sender::send(int pe, AmSlot& m) {
         });
         ok(net->put(pe, kHostHeap, at + sizeof m.state, reinterpret_cast<const char*>(&m) + sizeof m.state,
                     sizeof m - sizeof m.state));
-        ok(net->quiet()); // the message before its state
-        ok(net->amo(pe, kHostHeap, at, net::AmoOp::Set, 8, free_state + 1, 0, false));
-        ok(net->quiet());
+        // The message before its state (a fence orders them; nothing need complete before the
+        // next step), and the state from free_state to free_state + 1 by a non-fetching add,
+        // which does not wait for a reply: the answer says it arrived.
+        ok(net->fence());
+        ok(net->amo(pe, kHostHeap, at, net::AmoOp::Add, 8, 1, 0, false));
         wait_for_proxy(answered);
         return;
     }
@@ -174,12 +176,14 @@ bool Inbox::serve() {
         // buffers, which the release store of the reply does not drain; the
         // sender's next step may be a device copy that reads them.
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (net::Transport* net = net_to(m.from)) { // the value, then (completed) what says it is there
+        if (net::Transport* net = net_to(m.from)) {
+            // The value, then (ordered after it) what says it is there: `done` goes from m.seq - 1
+            // to m.seq (a channel has one message in flight, answered once), so a non-fetching
+            // add, which needs no reply, sets it.
             ok(net->put(m.from, kHostHeap, channel_at(m.channel) + offsetof(AmChannel, value), &value, sizeof value));
-            ok(net->quiet());
-            ok(net->amo(m.from, kHostHeap, channel_at(m.channel) + offsetof(AmChannel, done), net::AmoOp::Set, 4,
-                        m.seq, 0, false));
-            ok(net->quiet());
+            ok(net->fence());
+            ok(net->amo(m.from, kHostHeap, channel_at(m.channel) + offsetof(AmChannel, done), net::AmoOp::Add, 4, 1,
+                        0, false));
         } else {
             AmChannel& reply = area(m.from)->channel[m.channel];
             ref(reply.value).store(value, std::memory_order_relaxed);
@@ -220,7 +224,7 @@ std::uint64_t Inbox::execute(const AmSlot& m) {
             }
             done += c;
         }
-        if (op == AmOp::Get) ok(net->quiet()); // the data before the reply
+        if (op == AmOp::Get) ok(net->fence()); // the data before the reply
         return 0;
     }
     auto* theirs = reinterpret_cast<unsigned char*>(g_state.space[kHostHeap].peer[m.from] + m.local);

@@ -65,6 +65,7 @@ Result<void> Runtime::init(int requested) {
     auto r = rt->start(requested);
     if (!r) {
         g_state.net_progress = nullptr;
+        g_state.net_nap = nullptr;
         rma::g_subsystems = {};
         g_runtime = nullptr;
         // The bootstrap stays alive so that the caller can still end the job.
@@ -264,6 +265,7 @@ Result<void> Runtime::start_network() {
             memory_->set_route(pe, kDeviceHeap, Route::Proxy);
     }
     g_state.net_progress = [] { g_runtime->network()->progress(); };
+    g_state.net_nap = [](long ns) { g_runtime->network()->nap(ns); };
     net_reason_ = fmt::format("{}: {}; {} of {} PEs reached through it{}", net_->name(), net_->describe(),
                               std::count(remote.begin(), remote.end(), true), n,
                               cfg_.VKSHMEM_FORCE_NETWORK ? " (VKSHMEM_FORCE_NETWORK=1)" : "");
@@ -355,6 +357,7 @@ void Runtime::finalize() {
     g_state.initialized = false;
     rt->proxy_.reset();
     g_state.net_progress = nullptr;
+    g_state.net_nap = nullptr;
     rt->teams_.reset();
     rma::g_subsystems = {};
     rt->net_.reset(); // collective: closes every connection

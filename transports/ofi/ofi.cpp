@@ -24,6 +24,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "core/log.hpp"
+#include "core/wait.hpp"
 #include "transports/blob.hpp"
 #include "transports/cpu_amo.hpp"
 
@@ -343,6 +344,7 @@ void Ofi::progress_loop() {
     // otherwise polls, napping 50 µs between empty polls: the providers here
     // have no wait object that covers every incoming operation.
     constexpr timespec kStandBack{0, 1'000'000}, kNap{0, 50'000};
+    precise_timers();
     while (!stop_.load(std::memory_order_acquire)) {
         if (app_active_.exchange(false, std::memory_order_relaxed)) {
             nanosleep(&kStandBack, nullptr);
@@ -430,6 +432,9 @@ void Ofi::serve(const AmoMsg& m) {
 }
 
 template <class D> void Ofi::wait_until(D&& done) {
+    // Past a short spin, the pause of core/wait.hpp: a thread that kept yielding while another
+    // program holds the CPU would wait a time slice per round trip (tens of ms per atomic).
+    Pause pause;
     for (std::int64_t spins = 0;; ++spins) {
         app_active_.store(true, std::memory_order_relaxed);
         {
@@ -437,13 +442,14 @@ template <class D> void Ofi::wait_until(D&& done) {
             progress_locked();
             if (done()) return;
         }
-        if (spins > 64) sched_yield();
+        if (spins > 64) pause();
     }
 }
 
 template <class F> Result<void> Ofi::run(F&& f, const char* what) {
     static_assert(offsetof(Op, ctx) == 0);
     Op op;
+    Pause busy; // while the provider has no room for it
     for (;;) {
         {
             std::lock_guard lk(mu_);
@@ -452,7 +458,7 @@ template <class F> Result<void> Ofi::run(F&& f, const char* what) {
             if (rc != -FI_EAGAIN) return fi_error(what, rc);
             progress_locked();
         }
-        sched_yield();
+        busy();
     }
     wait_until([&] { return op.done; });
     if (!op.error.empty()) return Error{fmt::format("libfabric {}: {}", what, op.error)};
@@ -578,6 +584,7 @@ Result<std::uint64_t> Ofi::native_amo(const Remote& r, int pe, std::uint64_t off
 Result<std::uint64_t> Ofi::message_amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                                        std::uint64_t operand, std::uint64_t cond, bool fetch) {
     std::uint64_t result = 0;
+    Pause busy; // while the provider has no room for it
     AmoMsg m{kRequest, static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(width),
              static_cast<std::uint8_t>(space), static_cast<std::uint32_t>(me_), 0, offset, operand, cond, 0};
     for (;;) {
@@ -593,7 +600,7 @@ Result<std::uint64_t> Ofi::message_amo(int pe, int space, std::uint64_t offset, 
             if (rc != -FI_EAGAIN) return fi_error("atomic (fi_inject)", rc);
             progress_locked();
         }
-        sched_yield();
+        busy();
     }
     if (!fetch) return std::uint64_t{0}; // quiet waits for its answer
     wait_until([&] { return !waiting_.count(m.id); });

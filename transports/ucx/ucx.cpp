@@ -102,6 +102,7 @@ public:
         std::unique_lock lk(mu_, std::try_to_lock);
         if (lk.owns_lock()) ucp_worker_progress(worker_);
     }
+    void nap(long ns) override;
     std::string describe() const override { return desc_; }
 
 private:
@@ -253,6 +254,7 @@ void Ucx::progress_loop() {
     // wake-up of this thread would add its latency to every operation), so
     // this thread sleeps; otherwise it sleeps on the worker's event fd.
     constexpr std::int64_t kStandBack = 1'000'000; // ns
+    precise_timers();
     pollfd fds[2] = {{efd_, POLLIN, 0}, {wake_, POLLIN, 0}};
     while (!stop_.load(std::memory_order_acquire)) {
         const std::int64_t since = now_ns() - app_progress_ns_.load(std::memory_order_relaxed);
@@ -286,7 +288,7 @@ void Ucx::progress_loop() {
             if (!yielded) armed = ucp_worker_arm(worker_);
         }
         if (yielded) {
-            sched_yield();
+            sched_yield(); // to the thread that asked for the worker
             continue;
         }
         if (armed == UCS_ERR_BUSY) continue; // more arrived meanwhile
@@ -345,12 +347,34 @@ Ucx::~Ucx() {
     if (wake_ >= 0) close(wake_);
 }
 
+void Ucx::nap(long ns) {
+    precise_timers();
+    app_progress_ns_.store(now_ns(), std::memory_order_relaxed);
+    bool armed = false;
+    {
+        std::unique_lock lk(mu_, std::try_to_lock);
+        if (lk.owns_lock()) {
+            if (ucp_worker_progress(worker_) != 0) return; // something arrived: the caller looks again
+            armed = ucp_worker_arm(worker_) == UCS_OK;
+            if (!armed) return; // events pending (UCS_ERR_BUSY)
+        }
+    }
+    timespec ts{0, ns};
+    if (!armed) { // another thread is progressing the worker
+        nanosleep(&ts, nullptr);
+        return;
+    }
+    pollfd pf{efd_, POLLIN, 0};
+    if (ppoll(&pf, 1, &ts, nullptr) > 0) progress();
+}
+
 Result<void> Ucx::complete(ucs_status_ptr_t req, const char* what) {
     if (req == nullptr) return {};
     if (UCS_PTR_IS_ERR(req)) return ucx_error(what, UCS_PTR_STATUS(req));
     ucs_status_t s;
     for (std::int64_t spins = 0;; ++spins) {
         app_progress_ns_.store(now_ns(), std::memory_order_relaxed);
+        bool armed = false;
         {
             auto lk = lock();
             ucp_worker_progress(worker_);
@@ -359,8 +383,16 @@ Result<void> Ucx::complete(ucs_status_ptr_t req, const char* what) {
                 ucp_request_free(req);
                 break;
             }
+            // Past a short spin, sleep on the worker's events (what completes the request wakes
+            // it at once) rather than yield: while other programs hold the CPUs a yield costs a
+            // time slice per round trip (a contended atomic took 7x as long, bench notes in
+            // transports/ucx/README.md). Not armed (UCS_ERR_BUSY): more to progress right away.
+            if (spins > 64) armed = ucp_worker_arm(worker_) == UCS_OK;
         }
-        if (spins > 64) sched_yield();
+        if (armed) {
+            pollfd pf{efd_, POLLIN, 0};
+            poll(&pf, 1, 1); // 1 ms: also a completion that no event announces is seen soon
+        }
     }
     if (s != UCS_OK) return ucx_error(what, s);
     return {};
