@@ -10,6 +10,8 @@
 
 #if defined(__SANITIZE_THREAD__)
 #include <sanitizer/tsan_interface.h>
+extern "C" void __tsan_ignore_thread_begin();
+extern "C" void __tsan_ignore_thread_end();
 #endif
 
 namespace vkshmem {
@@ -24,5 +26,26 @@ inline void cross_process_acquire() { __tsan_acquire(&g_cross_process_token); }
 inline void cross_process_release() {}
 inline void cross_process_acquire() {}
 #endif
+
+// Around what a thread of this process carries out for other PEs: a transport's progress (the
+// puts and atomics of remote PEs over tcp, executed by whichever thread progresses) and the proxy
+// serving an active message. Those are the other PEs' accesses, ordered by them across processes;
+// ThreadSanitizer, which would pair them with this process's threads (a put into a variable that
+// the application thread polls with shmem_wait_until), ignores them, and their results are
+// released to the threads that observe the PEs afterwards. Nothing outside sanitizer builds.
+class ForPeers {
+public:
+#if defined(__SANITIZE_THREAD__)
+    ForPeers() { __tsan_ignore_thread_begin(); }
+    ~ForPeers() {
+        __tsan_ignore_thread_end();
+        cross_process_release();
+    }
+#else
+    ForPeers() = default;
+#endif
+    ForPeers(const ForPeers&) = delete;
+    ForPeers& operator=(const ForPeers&) = delete;
+};
 
 } // namespace vkshmem

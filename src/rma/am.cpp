@@ -170,8 +170,11 @@ bool Inbox::serve() {
         ++next_;
         any = true;
         cross_process_acquire(); // the sender's data and what it did before sending
-        const std::uint64_t value = execute(m);
-        cross_process_release(); // what the message wrote, before the answer
+        std::uint64_t value;
+        {
+            [[maybe_unused]] ForPeers peers; // the sender's accesses; released before the answer
+            value = execute(m);
+        }
         // A full fence: stores into a BAR mapping sit in write-combining
         // buffers, which the release store of the reply does not drain; the
         // sender's next step may be a device copy that reads them.

@@ -48,7 +48,7 @@ for form in -show -showme --showme; do
     [[ ! -e "$tmp/pow" ]] || fail "oshcc $form ran the compiler"
 done
 [[ $("$bin/oshcc" --showme:link) == *"-lm"* ]] || fail "--showme:link lacks -lm"
-[[ $("$bin/oshc++" -showme:compile) == -I* ]] || fail "oshc++ -showme:compile prints no -I"
+[[ " $("$bin/oshc++" -showme:compile)" == *" -I"* ]] || fail "oshc++ -showme:compile prints no -I"
 cmd=$("$bin/oshcc" -show -c "$tmp/pow.c")
 [[ "$cmd" != *"-lvkshmem"* && "$cmd" != *" -lm"* ]] || fail "-c adds link flags: $cmd"
 

@@ -24,6 +24,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "core/log.hpp"
+#include "core/tsan.hpp"
 #include "core/wait.hpp"
 #include "transports/blob.hpp"
 #include "transports/cpu_amo.hpp"
@@ -359,6 +360,8 @@ void Ofi::progress_loop() {
 }
 
 void Ofi::progress_locked() {
+    // The provider's progress carries out remote PEs' operations, and serve() their atomics.
+    [[maybe_unused]] ForPeers peers; // core/tsan.hpp
     std::array<fi_cq_entry, 16> done;
     // Bounded: under a stream of incoming atomics the queue may never drain, and the caller
     // holds mu_, which the other threads need to post and complete their own operations (the
@@ -453,6 +456,7 @@ template <class F> Result<void> Ofi::run(F&& f, const char* what) {
     for (;;) {
         {
             std::lock_guard lk(mu_);
+            [[maybe_unused]] ForPeers peers; // posting may progress the provider (core/tsan.hpp)
             const ssize_t rc = f(&op.ctx);
             if (rc == 0) break;
             if (rc != -FI_EAGAIN) return fi_error(what, rc);
@@ -590,6 +594,7 @@ Result<std::uint64_t> Ofi::message_amo(int pe, int space, std::uint64_t offset, 
     for (;;) {
         {
             std::lock_guard lk(mu_);
+            [[maybe_unused]] ForPeers peers; // posting may progress the provider (core/tsan.hpp)
             m.id = ++next_id_;
             const ssize_t rc = fi_inject(ep_, &m, sizeof m, addrs_[static_cast<std::size_t>(pe)]);
             if (rc == 0) {

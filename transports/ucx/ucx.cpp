@@ -13,6 +13,7 @@
 
 #include "bootstrap/bootstrap.hpp"
 #include "core/log.hpp"
+#include "core/tsan.hpp"
 #include "core/wait.hpp"
 
 #include <ucp/api/ucp.h>
@@ -100,7 +101,7 @@ public:
     void progress() override {
         app_progress_ns_.store(now_ns(), std::memory_order_relaxed);
         std::unique_lock lk(mu_, std::try_to_lock);
-        if (lk.owns_lock()) ucp_worker_progress(worker_);
+        if (lk.owns_lock()) progress_worker();
     }
     void nap(long ns) override;
     std::string describe() const override { return desc_; }
@@ -111,6 +112,11 @@ private:
     Result<void> rma(bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n);
     Result<const Remote*> remote(int pe, int space, std::uint64_t offset, std::size_t n, const char* what);
     void progress_loop();
+    // ucp_worker_progress, which carries out the operations of remote PEs (core/tsan.hpp).
+    unsigned progress_worker() {
+        [[maybe_unused]] ForPeers peers;
+        return ucp_worker_progress(worker_);
+    }
     void stop_progress();
 
     int me_, n_;
@@ -135,12 +141,19 @@ private:
     unsigned slow_progress_us_ = 0;
     // Threads waiting for mu_ (lock()): the progress thread yields it to them.
     std::atomic<int> waiting_{0};
-    std::unique_lock<std::mutex> lock() {
+    std::unique_lock<std::mutex> acquire() {
         waiting_.fetch_add(1, std::memory_order_relaxed);
         std::unique_lock lk(mu_);
         waiting_.fetch_sub(1, std::memory_order_relaxed);
         return lk;
     }
+    // mu_, held for UCP calls. Any of them may carry out remote PEs' operations (a send also
+    // answers the gets queued behind it): core/tsan.hpp.
+    struct Locked {
+        std::unique_lock<std::mutex> lk;
+        ForPeers peers{};
+    };
+    Locked lock() { return Locked{acquire()}; }
     Bootstrap* boot_ = nullptr;
     std::string desc_;
 };
@@ -270,7 +283,7 @@ void Ucx::progress_loop() {
             // At most 64 calls per hold: a stream of incoming operations must not keep the
             // worker from the others for good.
             int calls = 0;
-            while (ucp_worker_progress(worker_) != 0) {
+            while (progress_worker() != 0) {
                 if (slow_progress_us_) usleep(slow_progress_us_);
                 if (++calls == 64) {
                     yielded = true;
@@ -330,7 +343,7 @@ Ucx::~Ucx() {
         for (ucs_status_ptr_t req : closing) {
             for (;;) {
                 auto lk = lock();
-                ucp_worker_progress(worker_);
+                progress_worker();
                 if (ucp_request_check_status(req) != UCS_INPROGRESS ||
                     std::chrono::steady_clock::now() > deadline)
                     break;
@@ -354,7 +367,7 @@ void Ucx::nap(long ns) {
     {
         std::unique_lock lk(mu_, std::try_to_lock);
         if (lk.owns_lock()) {
-            if (ucp_worker_progress(worker_) != 0) return; // something arrived: the caller looks again
+            if (progress_worker() != 0) return; // something arrived: the caller looks again
             armed = ucp_worker_arm(worker_) == UCS_OK;
             if (!armed) return; // events pending (UCS_ERR_BUSY)
         }
@@ -377,7 +390,7 @@ Result<void> Ucx::complete(ucs_status_ptr_t req, const char* what) {
         bool armed = false;
         {
             auto lk = lock();
-            ucp_worker_progress(worker_);
+            progress_worker();
             s = ucp_request_check_status(req);
             if (s != UCS_INPROGRESS) {
                 ucp_request_free(req);
