@@ -20,6 +20,7 @@
 
 #include <shmem.h>
 
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -35,8 +36,8 @@ using net::AmoOp;
 
 namespace {
 
-int g_failures = 0;
-int g_checks = 0;
+std::atomic<int> g_failures{0}; // the atomicity checks call CHECK from two threads
+std::atomic<int> g_checks{0};
 int g_me = 0, g_n = 1;
 
 #define CHECK(cond, ...)                                                                                              \
@@ -331,7 +332,7 @@ int main(int argc, char** argv) {
 
     barrier();
     s.t.reset(); // closes connections while every PE still serves the others
-    std::printf("[conformance] PE %d: %d checks, %d failed\n", g_me, g_checks, g_failures);
+    std::printf("[conformance] PE %d: %d checks, %d failed\n", g_me, g_checks.load(), g_failures.load());
     Runtime::finalize();
     return g_failures ? 1 : 0;
 }
