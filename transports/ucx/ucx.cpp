@@ -372,11 +372,8 @@ void Ucx::nap(long ns) {
             if (!armed) return; // events pending (UCS_ERR_BUSY)
         }
     }
+    if (!armed) return timer_nap(ns); // another thread is progressing the worker
     timespec ts{0, ns};
-    if (!armed) { // another thread is progressing the worker
-        nanosleep(&ts, nullptr);
-        return;
-    }
     pollfd pf{efd_, POLLIN, 0};
     if (ppoll(&pf, 1, &ts, nullptr) > 0) progress();
 }
