@@ -50,6 +50,7 @@
 #define VKSHMEM_WAIT_ID_RING_SLOT 4u         /* a free proxy ring slot              (PROXY_TIMEOUT) */
 #define VKSHMEM_WAIT_ID_PROXY_REPLY 5u       /* the answer to a get or fetching AMO (PROXY_TIMEOUT) */
 #define VKSHMEM_WAIT_ID_QUIET 6u             /* shmem_quiet / shmem_fence           (PROXY_TIMEOUT) */
+#define VKSHMEM_WAIT_ID_TEAM_SYNC 7u         /* a team sync, or one inside a collective (WAIT_TIMEOUT) */
 #define VKSHMEM_WAIT_BUDGET_BIT 0x100u
 
 /* Loop budget (see README: lavapipe ends every loop silently after 65,535 iterations per SIMD
@@ -105,6 +106,10 @@ layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer vk
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_ring_ref_ {
     vkshmem_ring_layout r;
 };
+layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_team_ref_ {
+    vkshmem_team_layout t;
+};
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer vkshmem_pes_ref_ { int p[]; };
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer vkshmem_mailboxes_ref_ {
     vkshmem_mailbox_entry e[];
 };
@@ -130,6 +135,8 @@ uint64_t vkshmem_done_addr_, vkshmem_answers_; /* where the proxy's completed an
 uint64_t vkshmem_mailboxes_ = 0, vkshmem_peers_addr_ = 0;
 uint vkshmem_n_mailboxes_ = 0u;
 float vkshmem_spin_, vkshmem_spin_q_, vkshmem_spin_stop_; /* the back-off chain (vkshmem_backoff_) */
+uint64_t vkshmem_teams_ = 0; /* team slot 0's record (vkshmem_team_layout); 0: none */
+uint vkshmem_team_stride_ = 0u, vkshmem_n_teams_ = 0u;
 bool vkshmem_pending_ = false; /* this invocation has proxy tickets that may not be complete */
 uint vkshmem_last_ticket_ = 0u;
 
@@ -269,6 +276,7 @@ void vkshmem_init(uint64_t state) {
     vkshmem_pending_ = false;
     vkshmem_n_mailboxes_ = 0u;
     vkshmem_last_ticket_ = 0u;
+    vkshmem_teams_ = uint64_t(0);
     if (state != uint64_t(0)) {
         vkshmem_st_ = vkshmem_state_ref_(state);
         if (vkshmem_st_.s.magic == VKSHMEM_ABI_MAGIC && vkshmem_st_.s.version == VKSHMEM_ABI_VERSION) {
@@ -285,6 +293,9 @@ void vkshmem_init(uint64_t state) {
             vkshmem_spin_ = float(vkshmem_polls_);
             vkshmem_spin_q_ = float(vkshmem_polls_ | 3u);
             vkshmem_spin_stop_ = -float(vkshmem_st_.s.magic);
+            vkshmem_teams_ = vkshmem_st_.s.teams;
+            vkshmem_team_stride_ = vkshmem_st_.s.team_stride;
+            vkshmem_n_teams_ = vkshmem_st_.s.n_teams;
             vkshmem_slots_ = 0u;
             vkshmem_pbytes_ = 0u;
             if (vkshmem_st_.s.ring != uint64_t(0)) {
@@ -982,41 +993,49 @@ uint64_t shmem_signal_wait_until(uint64_t sig_addr, int cmp, uint64_t cmp_value)
     return vkshmem_wait_(sig_addr, cmp, cmp_value, false, 8u, VKSHMEM_ERR_WAIT_TIMEOUT, VKSHMEM_WAIT_ID_SIGNAL_WAIT_UNTIL);
 }
 
-/* ---- Barrier: one workgroup per PE ------------------------------------------------------------ */
+/* ---- Arrive and wait: barriers and team syncs ---------------------------------------------------- */
+/* One invocation: adds an arrival to `counter` (a symmetric uint64_t) on each of the n PEs
+ * (members: the world PEs listed at `pes`, an i32 table, or when it is 0 the PEs 0..n-1; `me`
+ * indexes this PE among them), then waits until its own counter has n arrivals for each sync so
+ * far. The low 32 bits count arrivals, the high 32 bits this PE's own syncs (its own add carries
+ * both), so the counter never needs resetting: its low half overflows after 2^32 / n syncs. */
+void vkshmem_arrive_wait_(uint64_t counter, uint64_t pes, int n, int me) {
+    uint64_t remote;
+    if (vkshmem_route_(counter, uint64_t(8), vkshmem_me_, true, remote) == VKSHMEM_ROUTE_NONE_) return;
+    uint epoch = uint(vkshmem_load_(counter, 8u) >> 32);
+    if (!vkshmem_reserve_(uint(n) + 2u)) {
+        vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, uint(n));
+        return;
+    }
+    /* This PE first: through the proxy, which serves requests in order, no other PE can see this
+     * sync complete (and arrive at the next one) before the high half counts it. */
+    for (int k = 0; k < n; ++k) {
+        int i = (me + k) % n;
+        int pe = pes == uint64_t(0) ? i : vkshmem_pes_ref_(pes).p[i];
+        uint64_t add = k == 0 ? (uint64_t(1) << 32) + uint64_t(1) : uint64_t(1);
+        vkshmem_amo64_(counter, VKSHMEM_AMO_ADD, add, uint64_t(0), pe, false);
+    }
+    /* Until the low half (the first 4 bytes) reaches n * (epoch + 1). */
+    vkshmem_wait_(counter, SHMEM_CMP_GE, uint64_t(uint(n) * (epoch + 1u)), false, 4u, VKSHMEM_ERR_WAIT_TIMEOUT,
+                  pes == uint64_t(0) ? VKSHMEM_WAIT_ID_BARRIER : VKSHMEM_WAIT_ID_TEAM_SYNC);
+}
+
+/* ---- Barrier on a counter of the application's: one workgroup per PE ----------------------------- */
 /* All PEs, each with exactly one workgroup in this call, meet here. `counter` is a symmetric
  * uint64_t that the host zeroes once (shmem_calloc) and passes to every PE; it must be used by
- * nothing else. Its low 32 bits count arrivals (every PE adds 1 on every PE), its high 32 bits
- * count this PE's own barriers, so the counter never needs resetting: after 2^32 / n_pes barriers
- * the low half overflows (about 10^9 at 4 PEs). Every invocation of the workgroup calls it, in
- * uniform control flow. It completes (shmem_quiet) every invocation's operations first. */
+ * nothing else (see vkshmem_arrive_wait_). Every invocation of the workgroup calls it, in uniform
+ * control flow. It completes (shmem_quiet) every invocation's operations first. The team
+ * collectives (vkshmem_coll.glsl, shmem_barrier_all_wg() without arguments) need no counter. */
 void shmem_barrier_all_wg(uint64_t counter) {
     shmem_quiet();
     barrier();
-    if (gl_LocalInvocationIndex == 0u && vkshmem_ok_) {
-        uint64_t remote;
-        if (vkshmem_route_(counter, uint64_t(8), vkshmem_me_, true, remote) != VKSHMEM_ROUTE_NONE_) {
-            uint epoch = uint(vkshmem_load_(counter, 8u) >> 32);
-            if (!vkshmem_reserve_(uint(vkshmem_npes_) + 2u)) {
-                vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, uint(vkshmem_npes_));
-            } else {
-                /* This PE first: through the proxy, which serves requests in order, no other PE
-                 * can see this barrier complete (and arrive at the next one) before the high half
-                 * counts it. */
-                for (int k = 0; k < vkshmem_npes_; ++k) {
-                    int pe = (vkshmem_me_ + k) % vkshmem_npes_;
-                    uint64_t add = k == 0 ? (uint64_t(1) << 32) + uint64_t(1) : uint64_t(1);
-                    vkshmem_amo64_(counter, VKSHMEM_AMO_ADD, add, uint64_t(0), pe, false);
-                }
-                /* Until the low half (the first 4 bytes) reaches n_pes * (epoch + 1). */
-                uint target = uint(vkshmem_npes_) * (epoch + 1u);
-                vkshmem_wait_(counter, SHMEM_CMP_GE, uint64_t(target), false, 4u, VKSHMEM_ERR_WAIT_TIMEOUT,
-                              VKSHMEM_WAIT_ID_BARRIER);
-            }
-        }
-    }
+    if (gl_LocalInvocationIndex == 0u && vkshmem_ok_) vkshmem_arrive_wait_(counter, uint64_t(0), vkshmem_npes_, vkshmem_me_);
     vkshmem_fence_();
     barrier();
 }
+
+/* ---- Teams and collectives ------------------------------------------------------------------------ */
+#include "vkshmem_coll.glsl"
 
 /* ---- Typed and sized routines (generated) ----------------------------------------------------- */
 #include "vkshmem_typed.glsl"

@@ -11,7 +11,7 @@
 #define VKSHMEM_ABI_H
 
 #define VKSHMEM_ABI_MAGIC 0x766b7368u /* "vksh" */
-#define VKSHMEM_ABI_VERSION 4u
+#define VKSHMEM_ABI_VERSION 5u
 
 /* vkshmem_state.flags */
 #define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
@@ -45,6 +45,10 @@
 #define VKSHMEM_ERR_PROXY_TIMEOUT 4u  /* the proxy did not answer within the bound */
 #define VKSHMEM_ERR_TOO_LARGE 5u      /* one operation larger than the device library takes */
 #define VKSHMEM_ERR_WG_SIZE 6u        /* a _wg routine saw a workgroup size other than the declared one */
+#define VKSHMEM_ERR_BAD_TEAM 7u       /* a team handle that is no live team of this PE; error_info = low 32 bits */
+#define VKSHMEM_ERR_COLL_BUSY 8u      /* a collective on a team that another invocation or workgroup of this PE
+                                       * was running at the same time; error_info = the team's slot */
+#define VKSHMEM_ERR_BAD_ROOT 9u       /* a broadcast root outside the team; error_info = the root */
 
 /* Proxy request operations (vkshmem_request.op) */
 #define VKSHMEM_OP_PUT 1u         /* payload -> target on pe */
@@ -62,6 +66,22 @@
 #define VKSHMEM_AMO_AND 5u
 #define VKSHMEM_AMO_OR 6u
 #define VKSHMEM_AMO_XOR 7u
+
+/* The reduction core's element kinds and operations (shaders/vkshmem_coll.glsl; the typed
+ * routines, the device library's and vkshmemx_cmd_TYPENAME_OP_reduce, pass them). */
+#define VKSHMEM_RK_I32 0u
+#define VKSHMEM_RK_U32 1u
+#define VKSHMEM_RK_I64 2u
+#define VKSHMEM_RK_U64 3u
+#define VKSHMEM_RK_F32 4u
+#define VKSHMEM_RK_F64 5u
+#define VKSHMEM_RED_AND 0u
+#define VKSHMEM_RED_OR 1u
+#define VKSHMEM_RED_XOR 2u
+#define VKSHMEM_RED_MIN 3u
+#define VKSHMEM_RED_MAX 4u
+#define VKSHMEM_RED_SUM 5u
+#define VKSHMEM_RED_PROD 6u
 
 /* Signal operations (put_signal) */
 #define VKSHMEM_SIGNAL_SET 0u
@@ -111,7 +131,9 @@ using u64 = std::uint64_t;
  *   offset 64: flags, error, error_info, wait_polls
  *   offset 80: self                      (this block's own device address)
  *   offset 88: hlsl_seg_shift, hlsl_map  (the HLSL library's heap bindings, see below)
- * 96 bytes.
+ *   offset 96: teams, team_stride, n_teams (the team records, vkshmem_team_layout)
+ *   offset 112: relay (counts the workgroups of relayed waits that finished: vulkan/kernels/cmd.glsl)
+ * 120 bytes.
  *
  * HLSL heap bindings: every heap is cut in segments of 1 << hlsl_seg_shift bytes (the last one
  * shorter); hlsl_map is the byte offset from this block of u32[n_pes * 2], entry pe * 2 + space
@@ -137,6 +159,40 @@ VKSHMEM_ABI_STRUCT(vkshmem_state_layout) {
     u64 self;
     u32 hlsl_seg_shift;
     u32 hlsl_map;
+    u64 teams;       /* device address of team slot 0's record; slot k's is teams + k * team_stride */
+    u32 team_stride; /* bytes from one record to the next (the record, then its member table) */
+    u32 n_teams;     /* slots: 0 is SHMEM_TEAM_WORLD, 1 SHMEM_TEAM_SHARED, the rest split teams */
+    u32 relay;
+    u32 pad0;
+};
+
+/*
+ * A team as the device library sees it: one record per team slot of this PE (the slots of
+ * src/coll/team.hpp), written by the host when a team is made or destroyed. A device team handle
+ * (vkshmemx_team_device(), SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED in shaders) is the device
+ * address of a record. 64 bytes, then the member table i32[size] (the world PE of each member).
+ *   offset  0: live (VKSHMEM_TEAM_LIVE while the team exists), size, me (this PE's index), slot
+ *   offset 16: sync     the team's sync counter on this PE (a symmetric uint64_t): low 32 bits count
+ *                       arrivals (each member adds 1 per sync), high 32 bits this PE's own syncs
+ *   offset 24: scratch  the team's scratch area on this PE (symmetric): sizes of collect, the
+ *                       contributions of reductions
+ *   offset 32: scratch_bytes, busy (0, or 1 while a collective of this PE runs on the team)
+ *   offset 40: pes      device address of the member table
+ *   offset 48: reserved0: the count this PE's recorded team sync waits for (vulkan/kernels/cmd.glsl)
+ */
+#define VKSHMEM_TEAM_LIVE 0x7465616du /* "team" */
+VKSHMEM_ABI_STRUCT(vkshmem_team_layout) {
+    u32 live;
+    i32 size;
+    i32 me;
+    i32 slot;
+    u64 sync;
+    u64 scratch;
+    u32 scratch_bytes;
+    u32 busy;
+    u64 pes;
+    u64 reserved0;
+    u64 reserved1;
 };
 
 /* Where this device reaches PE p's heaps directly; 0: through the proxy.
@@ -256,7 +312,8 @@ VKSHMEM_ABI_STRUCT(vkshmem_request_layout) {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(vkshmem_state_layout) == 96);
+static_assert(sizeof(vkshmem_state_layout) == 120);
+static_assert(sizeof(vkshmem_team_layout) == 64);
 static_assert(sizeof(vkshmem_peer_layout) == 16);
 static_assert(sizeof(vkshmem_ring_layout) == 64);
 static_assert(sizeof(vkshmem_mailbox_layout) == 48);

@@ -69,6 +69,7 @@ int split(coll::Team& parent, const std::vector<int>& members, const shmem_team_
         *out = SHMEM_TEAM_INVALID;
         return 1;
     }
+    if (r.team) g_runtime->publish_device_team(*r.team);
     *out = handle(r.team);
     return 0;
 }
@@ -160,7 +161,9 @@ void shmem_team_destroy(shmem_team_t team) noexcept {
     if (!t) return;
     if (team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED)
         fatal(call, "SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED last until shmem_finalize and cannot be destroyed");
+    const int slot = t->slot;
     g_runtime->teams().destroy(t, call);
+    g_runtime->retire_device_team(slot);
 }
 
 void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe) noexcept {

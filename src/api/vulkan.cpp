@@ -4,6 +4,7 @@
 #include <vkshmem/vulkan.h>
 
 #include "api/guard.hpp"
+#include "api/team_handle.hpp"
 #include "vulkan/kernel.hpp"
 
 #include "vkshmem_abi.h"
@@ -23,19 +24,6 @@ VulkanDevice* require_device(const char* call) {
     return d;
 }
 
-const char* error_text(std::uint32_t code) {
-    switch (code) {
-    case VKSHMEM_ERR_WAIT_TIMEOUT: return "a device-side wait exceeded its bound (VKSHMEM_DEVICE_WAIT_POLLS)";
-    case VKSHMEM_ERR_BAD_PE: return "a shader named a PE that does not exist";
-    case VKSHMEM_ERR_NOT_SYMMETRIC: return "a shader passed an address in neither symmetric heap";
-    case VKSHMEM_ERR_PROXY_TIMEOUT: return "the proxy did not answer a shader within its bound";
-    case VKSHMEM_ERR_TOO_LARGE: return "one shader operation was larger than the device library takes";
-    case VKSHMEM_ERR_WG_SIZE:
-        return "a workgroup (_wg) routine ran in a shader that declares its workgroup size after including "
-               "vkshmem.glsl: put layout(local_size_x = ...) in; before the #include";
-    default: return "unknown device-side error";
-    }
-}
 } // namespace
 
 extern "C" {
@@ -57,6 +45,13 @@ VkQueue vkshmemx_vk_queue(uint32_t* family) noexcept {
     if (!d) return VK_NULL_HANDLE;
     if (family) *family = d->queue_family();
     return d->queue();
+}
+
+VkResult vkshmemx_queue_submit(uint32_t count, const VkSubmitInfo* submits, VkFence fence) noexcept {
+    VulkanDevice* d = require_device("vkshmemx_queue_submit");
+    if (!d) return VK_ERROR_INITIALIZATION_FAILED;
+    std::lock_guard lk(d->queue_mutex());
+    return vkQueueSubmit(d->queue(), count, submits, fence);
 }
 
 int vkshmemx_use_vk_device(VkInstance instance, VkPhysicalDevice physical, VkDevice device, VkQueue queue,
@@ -91,6 +86,12 @@ uint64_t vkshmemx_device_address(const void* sym) noexcept {
 uint64_t vkshmemx_device_state(void) noexcept {
     Runtime& rt = require_runtime("vkshmemx_device_state");
     return rt.proxy() ? rt.proxy()->state_address() : 0;
+}
+
+uint64_t vkshmemx_team_device(shmem_team_t team) noexcept {
+    coll::Team* t = api::team_of(team, "vkshmemx_team_device");
+    Proxy* proxy = g_runtime->proxy();
+    return t && proxy ? proxy->team_address(t->slot) : 0;
 }
 
 VkDescriptorSetLayout vkshmemx_descriptor_set_layout(void) noexcept {
@@ -138,6 +139,9 @@ int vkshmemx_dispatch(vkshmemx_kernel* kernel, uint32_t gx, uint32_t gy, uint32_
     proxy->dispatch_begin();
     auto r = kernel->k->submit(gx, gy, gz, push, push_bytes);
     if (r) r = kernel->k->wait();
+    // Taken while the dispatch counts as running: the proxy thread reports errors that no
+    // dispatch call will (kernels the application recorded itself) only when none runs.
+    const auto [code, info] = proxy->take_error();
     // A shader that reserved a ticket and then stopped before publishing it
     // (a wait that gave up) leaves the ring behind: say so instead of hanging.
     const bool drained = proxy->dispatch_end(10000);
@@ -149,10 +153,27 @@ int vkshmemx_dispatch(vkshmemx_kernel* kernel, uint32_t gx, uint32_t gy, uint32_
         error(call, "the shader left proxy requests unpublished or unserved for 10 s");
         return 1;
     }
-    if (auto [code, info] = proxy->take_error(); code) {
-        error(call, "{} (code {}, detail {})", error_text(code), code, info);
+    if (code) {
+        error(call, "{} (code {}, detail {})", Proxy::device_error_text(code), code, info);
         return 1;
     }
+    return 0;
+}
+
+int vkshmemx_kernel_record(VkCommandBuffer cmd, vkshmemx_kernel* kernel, uint32_t gx, uint32_t gy, uint32_t gz,
+                           const void* push, uint32_t push_bytes) noexcept {
+    static constexpr const char* call = "vkshmemx_kernel_record";
+    require_runtime(call);
+    if (!kernel || cmd == VK_NULL_HANDLE) {
+        error(call, "kernel is NULL or cmd is VK_NULL_HANDLE");
+        return 1;
+    }
+    if (push_bytes != kernel->k->push_bytes()) {
+        error(call, "{} push-constant bytes given, the kernel was created for {}", push_bytes,
+              kernel->k->push_bytes());
+        return 1;
+    }
+    kernel->k->record(cmd, gx, gy, gz, push, push_bytes);
     return 0;
 }
 

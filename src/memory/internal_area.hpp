@@ -81,6 +81,18 @@ constexpr std::size_t kTeamFlagBytes = 128 * 64;
 constexpr std::size_t kInternalReserve = kTeamAreaAt + kMaxTeams * kTeamFlagBytes;
 static_assert(kInternalReserve == 1600 * 1024, "docs/architecture.md states this size: change it there too");
 
+// The device collectives' area (shaders/vkshmem_coll.glsl): one block per team slot holding the
+// team's sync counter (first kDeviceCollCounterBytes, zeroed whenever the slot is given back) and
+// its scratch area. At the start of the device heap, where device-side waits see other PEs'
+// updates soonest (a GPU sees host writes to host memory late: DESIGN §1), when the device heap
+// (VKSHMEM_DEVICE_HEAP_SIZE) has kDeviceCollMinHeap bytes; otherwise after the internal area of
+// the host heap, which then grows by as much. The choice depends on configuration only, so every
+// PE makes the same one and offsets stay symmetric.
+constexpr std::size_t kDeviceCollSlotBytes = 16 * 1024;
+constexpr std::size_t kDeviceCollCounterBytes = 256;
+constexpr std::size_t kDeviceCollBytes = kMaxTeams * kDeviceCollSlotBytes;
+constexpr std::size_t kDeviceCollMinHeap = 4 * kDeviceCollBytes;
+
 // The host heap's base is aligned to min(this, its size rounded up to a power
 // of two): the largest alignment shmem_align can honour.
 constexpr std::size_t kMaxHeapAlign = std::size_t(1) << 30;

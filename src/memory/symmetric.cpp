@@ -110,7 +110,12 @@ std::uint64_t physical_mib() {
 Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
     (void)boot;
     // Host heap: memfd, imported into Vulkan so shaders reach it by address.
-    std::size_t host_size = round_page(std::max<std::uint64_t>(cfg.SHMEM_SYMMETRIC_SIZE, 0) + kInternalReserve);
+    // The device collectives' area: in the device heap when it is large enough, else in the host
+    // heap (internal_area.hpp).
+    const std::size_t dev_size = round_page(cfg.VKSHMEM_DEVICE_HEAP_SIZE);
+    coll_space_ = dev_size >= kDeviceCollMinHeap ? kDeviceHeap : kHostHeap;
+    std::size_t host_size = round_page(std::max<std::uint64_t>(cfg.SHMEM_SYMMETRIC_SIZE, 0) + kInternalReserve +
+                                       (coll_space_ == kHostHeap ? kDeviceCollBytes : 0));
     // The base is aligned as far as shmem_align may ask (every PE alike, so
     // aligned offsets are aligned addresses everywhere).
     std::size_t base_align = std::min<std::size_t>(kMaxHeapAlign, std::bit_ceil(host_size));
@@ -139,9 +144,13 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
     // The runtime's own area comes first, so offsets count from the base.
     if (alloc_[kHostHeap].allocate(kInternalReserve) != std::optional<std::size_t>(0))
         return make_error("the host heap is too small for the runtime's internal area");
+    if (coll_space_ == kHostHeap) { // a memfd: already zero
+        auto at = alloc_[kHostHeap].allocate(kDeviceCollBytes, kDeviceCollSlotBytes);
+        if (!at) return make_error("the host heap is too small for the device collectives' area");
+        coll_at_ = *at;
+    }
 
     // Device heap.
-    std::size_t dev_size = round_page(cfg.VKSHMEM_DEVICE_HEAP_SIZE);
     if (dev_size) {
         if (dev_) {
             // Share the heap with the PEs on this GPU when there are any; on
@@ -190,6 +199,13 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
         }
         g_state.space[kDeviceHeap].size = dev_size;
         alloc_[kDeviceHeap] = SymmetricAllocator(dev_size);
+        if (coll_space_ == kDeviceHeap) {
+            auto at = alloc_[kDeviceHeap].allocate(kDeviceCollBytes, kDeviceCollSlotBytes);
+            if (at != std::optional<std::size_t>(0))
+                return make_error("the device heap is too small for the device collectives' area");
+            for (int slot = 0; slot < kMaxTeams; ++slot)
+                if (auto r = zero_coll_counters(slot); !r) return r.error();
+        }
         if (mailbox_tail_) {
             const abi::vkshmem_mailbox_layout zero{};
             if (auto r = dev_->write(device_vk_, dev_size, &zero, sizeof zero); !r)
@@ -399,6 +415,16 @@ void* SymmetricMemory::allocate(Space s, std::size_t size, std::size_t align) {
     auto off = alloc_[s].allocate(size, align);
     if (!off) return nullptr;
     return reinterpret_cast<char*>(g_state.space[s].lo) + *off;
+}
+
+Result<void> SymmetricMemory::zero_coll_counters(int slot) {
+    const std::size_t off = coll_offset(slot);
+    if (coll_space_ == kDeviceHeap && reserved_) { // no CPU mapping: a device copy
+        static const char zero[kDeviceCollCounterBytes] = {};
+        return dev_->write(device_vk_, off, zero, sizeof zero);
+    }
+    std::memset(reinterpret_cast<char*>(g_state.space[coll_space_].lo) + off, 0, kDeviceCollCounterBytes);
+    return {};
 }
 
 namespace {

@@ -67,6 +67,12 @@ public:
     // HLSL device library binds these as descriptors. Null if none.
     const DeviceMemory* shader_memory(int pe, Space s) const;
     std::size_t heap_size(Space s) const { return g_state.space[s].size; }
+    // The device collectives' block of team slot `slot` (memory/internal_area.hpp): its space and
+    // offset there (the same on every PE).
+    Space coll_space() const { return coll_space_; }
+    std::size_t coll_offset(int slot) const { return coll_at_ + static_cast<std::size_t>(slot) * kDeviceCollSlotBytes; }
+    // Zeroes this PE's sync counter of the slot (its block's first kDeviceCollCounterBytes).
+    Result<void> zero_coll_counters(int slot);
     // Reroutes (pe, s): the network transport reaches it.
     void set_route(int pe, Space s, Route r) { route_[s][static_cast<std::size_t>(pe)] = r; }
     // "memfd+VK_EXT_external_memory_host", "DEVICE_LOCAL|HOST_VISIBLE OPAQUE_FD" ...
@@ -98,6 +104,8 @@ private:
     bool shares_device_ = false;   // ... and VKSHMEM_SHARE_DEVICE_HEAPS shares heaps with it
     bool device_exported_ = false; // the device heap is shared with those PEs
     std::size_t mailbox_tail_ = 0; // bytes after the device heap for the AMO mailbox
+    Space coll_space_ = kHostHeap;  // where the device collectives' area is
+    std::size_t coll_at_ = 0;       // and its offset there
     void* reserved_ = nullptr; // address range of a device heap the CPU cannot map
 };
 

@@ -46,7 +46,9 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     L.payload = align_up(L.requests + sizeof(vkshmem_request_layout) * VKSHMEM_RING_SLOTS, 256);
     L.hlsl_map = L.payload + std::size_t(VKSHMEM_RING_SLOTS) * VKSHMEM_RING_PAYLOAD_BYTES;
     L.mailboxes = align_up(L.hlsl_map + sizeof(std::uint32_t) * 2 * static_cast<std::size_t>(n), 16);
-    L.total = L.mailboxes + sizeof(vkshmem_mailbox_entry) * static_cast<std::size_t>(n);
+    L.teams = align_up(L.mailboxes + sizeof(vkshmem_mailbox_entry) * static_cast<std::size_t>(n), 64);
+    L.team_stride = sizeof(vkshmem_team_layout) + align_up(sizeof(std::int32_t) * static_cast<std::size_t>(n), 64);
+    L.total = L.teams + L.team_stride * kMaxTeams;
     auto block = dev.allocate_mapped(L.total, VulkanDevice::MappedUse::HostReads);
     if (!block) return make_error(fmt::format("device state block: {}", block.error().message));
     p->block_ = *block;
@@ -129,7 +131,19 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     st->self = a;
     st->hlsl_seg_shift = p->descriptors_->seg_shift();
     st->hlsl_map = static_cast<std::uint32_t>(L.hlsl_map);
+    st->teams = a + L.teams;
+    st->team_stride = static_cast<std::uint32_t>(L.team_stride);
+    st->n_teams = kMaxTeams;
     std::memcpy(p->base_ + L.hlsl_map, p->descriptors_->map().data(), sizeof(std::uint32_t) * 2 * std::size_t(n));
+    // The recorded operations' own copy of the state block: their errors, which no dispatch call
+    // reports, are the thread's to report (check_cmd_error).
+    auto cmd = dev.allocate_mapped(256, VulkanDevice::MappedUse::HostReads);
+    if (!cmd) return make_error(fmt::format("the queue-ordered operations' state block: {}", cmd.error().message));
+    p->cmd_block_ = *cmd;
+    p->cmd_base_ = static_cast<char*>(p->cmd_block_.mapped);
+    std::memset(p->cmd_base_, 0, 256);
+    std::memcpy(p->cmd_base_, st, sizeof *st);
+    reinterpret_cast<vkshmem_state_layout*>(p->cmd_base_)->self = p->cmd_block_.address;
     std::atomic_thread_fence(std::memory_order_release);
     p->thread_ = std::thread([raw = p.get()] { raw->run(); });
     return p;
@@ -180,7 +194,76 @@ Proxy::~Proxy() {
     if (thread_.joinable()) thread_.join();
     descriptors_.reset();
     dev_.release(block_);
+    if (cmd_base_) dev_.release(cmd_block_);
     if (ans_) dev_.release(answers_);
+}
+
+void Proxy::publish_team(int slot, int me, const std::vector<int>& members, std::uint64_t sync, std::uint64_t scratch,
+                         std::uint32_t scratch_bytes) {
+    char* rec = base_ + at_.teams + static_cast<std::size_t>(slot) * at_.team_stride;
+    auto* t = reinterpret_cast<vkshmem_team_layout*>(rec);
+    std::memcpy(rec + sizeof(vkshmem_team_layout), members.data(), sizeof(std::int32_t) * members.size());
+    t->size = static_cast<std::int32_t>(members.size());
+    t->me = me;
+    t->slot = slot;
+    t->sync = sync;
+    t->scratch = scratch;
+    t->scratch_bytes = scratch_bytes;
+    t->busy = 0;
+    t->pes = block_.address + at_.teams + static_cast<std::size_t>(slot) * at_.team_stride + sizeof(vkshmem_team_layout);
+    std::atomic_ref<std::uint32_t>(t->live).store(VKSHMEM_TEAM_LIVE, std::memory_order_release);
+}
+
+void Proxy::retire_team(int slot) {
+    auto* t = reinterpret_cast<vkshmem_team_layout*>(base_ + at_.teams + static_cast<std::size_t>(slot) * at_.team_stride);
+    std::atomic_ref<std::uint32_t>(t->live).store(0, std::memory_order_release);
+}
+
+std::uint64_t Proxy::team_address(int slot) const {
+    if (slot < 0 || slot >= kMaxTeams) return 0;
+    const std::size_t off = at_.teams + static_cast<std::size_t>(slot) * at_.team_stride;
+    auto* t = reinterpret_cast<vkshmem_team_layout*>(base_ + off);
+    return std::atomic_ref<std::uint32_t>(t->live).load(std::memory_order_acquire) == VKSHMEM_TEAM_LIVE
+               ? block_.address + off
+               : 0;
+}
+
+const char* Proxy::device_error_text(std::uint32_t code) {
+    switch (code) {
+    case VKSHMEM_ERR_WAIT_TIMEOUT: return "a device-side wait exceeded its bound (VKSHMEM_DEVICE_WAIT_POLLS)";
+    case VKSHMEM_ERR_BAD_PE: return "a shader named a PE that does not exist";
+    case VKSHMEM_ERR_NOT_SYMMETRIC: return "a shader passed an address in neither symmetric heap";
+    case VKSHMEM_ERR_PROXY_TIMEOUT: return "the proxy did not answer a shader within its bound";
+    case VKSHMEM_ERR_TOO_LARGE: return "one shader operation was larger than the device library takes";
+    case VKSHMEM_ERR_WG_SIZE:
+        return "a workgroup (_wg) routine ran in a shader that declares its workgroup size after including "
+               "vkshmem.glsl: put layout(local_size_x = ...) in; before the #include";
+    case VKSHMEM_ERR_BAD_TEAM:
+        return "a shader passed a team handle that is no live team of this PE (use SHMEM_TEAM_WORLD, "
+               "SHMEM_TEAM_SHARED or vkshmemx_team_device(team) of a team this PE belongs to)";
+    case VKSHMEM_ERR_COLL_BUSY:
+        return "two invocations or workgroups of this PE ran collectives on one team at the same time: one "
+               "invocation (or one workgroup, for _wg forms) per PE and team may (shaders/README.md)";
+    case VKSHMEM_ERR_BAD_ROOT: return "a shader's broadcast named a root outside the team";
+    default: return "unknown device-side error";
+    }
+}
+
+void Proxy::check_cmd_error() {
+    // The recorded operations' errors always; the main block's (kernels the application recorded
+    // with vkshmemx_kernel_record or its own pipelines) while no vkshmemx_dispatch runs, which
+    // takes its own before it ends (the second look at active_ keeps a dispatch that began
+    // meanwhile from losing its error here).
+    for (char* base : {cmd_base_, base_}) {
+        auto* st = reinterpret_cast<vkshmem_state_layout*>(base + (base == base_ ? at_.state : 0));
+        if (base == base_ && active_.load(std::memory_order_acquire) > 0) continue;
+        const std::uint32_t code = std::atomic_ref<std::uint32_t>(st->error).load(std::memory_order_acquire);
+        if (!code || (base == base_ && active_.load(std::memory_order_acquire) > 0)) continue;
+        const std::uint32_t info = std::atomic_ref<std::uint32_t>(st->error_info).load(std::memory_order_acquire);
+        fatal(base == cmd_base_ ? "vkshmemx_cmd_*" : "a recorded kernel",
+              "a device-side operation outside vkshmemx_dispatch failed: {} (code {}, detail {})",
+              device_error_text(code), code, info);
+    }
 }
 
 std::pair<std::uint32_t, std::uint32_t> Proxy::take_error() {
@@ -213,6 +296,7 @@ void Proxy::run() {
     auto last = std::chrono::steady_clock::now();
     unsigned idle = 0;
     while (!stop_.load(std::memory_order_acquire)) {
+        check_cmd_error();
         const bool served = serve_one();
         if (inbox_.serve() || served) {
             idle = 0;

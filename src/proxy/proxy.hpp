@@ -16,6 +16,7 @@
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <vector>
 
 namespace vkshmem {
 
@@ -29,6 +30,11 @@ public:
     ~Proxy();
 
     std::uint64_t state_address() const { return block_.address; }
+    // The state block of the queue-ordered operations (vkshmemx_cmd_*): the same but for its
+    // error fields, which the thread watches and reports (ending the job), as no call returns them.
+    std::uint64_t cmd_state_address() const { return cmd_block_.address; }
+    // What a device-side error code (VKSHMEM_ERR_*) means, for messages.
+    static const char* device_error_text(std::uint32_t code);
     // While a dispatch runs the thread polls without sleeping; the start of
     // one wakes it at once.
     void dispatch_begin();
@@ -38,6 +44,13 @@ public:
     // The first device-side error since the last call (and clears it): code and info.
     std::pair<std::uint32_t, std::uint32_t> take_error();
     std::uint64_t served() const { return served_.load(std::memory_order_relaxed); }
+    // The device library's record of team slot `slot` (vkshmem_team_layout): written when a team
+    // is made (members: world PEs in team order; sync and scratch: this PE's device addresses),
+    // cleared when it is destroyed. team_address is 0 for a slot without a live team.
+    void publish_team(int slot, int me, const std::vector<int>& members, std::uint64_t sync, std::uint64_t scratch,
+                      std::uint32_t scratch_bytes);
+    void retire_team(int slot);
+    std::uint64_t team_address(int slot) const;
     // The HLSL device library's descriptor set over this block and the heaps.
     const ShaderDescriptors* descriptors() const { return descriptors_.get(); }
 
@@ -45,6 +58,7 @@ private:
     Proxy(VulkanDevice& dev, SymmetricMemory& mem) : dev_(dev), mem_(mem), inbox_(dev, mem) {}
     void run();
     bool serve_one();
+    void check_cmd_error();
     void execute(const void* request, char* payload);
     // The host address of the symmetric object at device address `addr` of this PE.
     char* host_address(std::uint64_t addr, const char* call) const;
@@ -56,10 +70,12 @@ private:
     // host writes at once; ans_ null when the device has no such memory.
     static constexpr std::size_t kAnswersAt = 256;
     DeviceMemory answers_;
+    DeviceMemory cmd_block_;
+    char* cmd_base_ = nullptr;
     char* ans_ = nullptr;
     char* base_ = nullptr; // mapped block_
     struct Layout {
-        std::size_t state, peers, ring, requests, payload, hlsl_map, mailboxes, total;
+        std::size_t state, peers, ring, requests, payload, hlsl_map, mailboxes, teams, team_stride, total;
     } at_{};
     std::uint32_t next_ = 0; // next ticket to serve
     std::atomic<bool> stop_{false};

@@ -157,6 +157,8 @@ Result<void> Runtime::start(int requested) {
         auto proxy = Proxy::create(cfg_, *device_, *memory_);
         if (!proxy) return proxy.error();
         proxy_ = std::move(*proxy);
+        publish_device_team(teams_->world());
+        publish_device_team(teams_->shared());
     }
     thread_level_ = requested < 0 ? 0 : (requested > 3 ? 3 : requested);
     g_state.initialized = true;
@@ -274,6 +276,29 @@ Result<void> Runtime::start_network() {
 
 void Runtime::quiet() { rma::quiet(); }
 
+CmdKernels& Runtime::cmd_kernels() {
+    std::lock_guard lk(mu_);
+    if (!cmd_) cmd_ = std::make_unique<CmdKernels>(*device_);
+    return *cmd_;
+}
+
+void Runtime::publish_device_team(const coll::Team& t) {
+    if (!proxy_ || t.slot < 0) return;
+    std::vector<int> members(static_cast<std::size_t>(t.size()));
+    for (int i = 0; i < t.size(); ++i) members[static_cast<std::size_t>(i)] = t.world(i);
+    const Space s = memory_->coll_space();
+    const std::uint64_t block = memory_->device_address(g_state.my_pe, s) + memory_->coll_offset(t.slot);
+    proxy_->publish_team(t.slot, t.me, members, block, block + kDeviceCollCounterBytes,
+                         static_cast<std::uint32_t>(kDeviceCollSlotBytes - kDeviceCollCounterBytes));
+}
+
+void Runtime::retire_device_team(int slot) {
+    if (!proxy_ || slot < 0) return;
+    proxy_->retire_team(slot);
+    if (auto r = memory_->zero_coll_counters(slot); !r)
+        VKSHMEM_WARN("shmem_team_destroy: zeroing the team's device sync counter: {}", r.error().message);
+}
+
 void Runtime::barrier_all(const char* call) { coll::barrier(teams_->world(), call); }
 
 void* Runtime::allocate(Space s, std::size_t size, std::size_t align, const char* call) {
@@ -355,6 +380,7 @@ void Runtime::finalize() {
     if (!rt) return;
     rt->barrier_all();
     g_state.initialized = false;
+    rt->cmd_.reset();
     rt->proxy_.reset();
     g_state.net_progress = nullptr;
     g_state.net_nap = nullptr;

@@ -8,6 +8,7 @@
 #include "core/config.hpp"
 #include "memory/symmetric.hpp"
 #include "proxy/proxy.hpp"
+#include "vulkan/cmd.hpp"
 #include "transports/transport.hpp"
 #include "vulkan/device.hpp"
 
@@ -34,6 +35,8 @@ public:
     Proxy* proxy() { return proxy_.get(); } // null without a Vulkan device
     net::Transport* network() { return net_.get(); } // null when no PE is reached over a network
     coll::Teams& teams() { return *teams_; }
+    // The pipelines of the queue-ordered operations, made at the first one (needs a device).
+    CmdKernels& cmd_kernels();
     int thread_level() const { return thread_level_; }
     const std::string& no_device_reason() const { return no_device_reason_; }
 
@@ -47,6 +50,12 @@ public:
     void* reallocate(void* p, std::size_t size, const char* call);
     void release(void* p, const char* call);
     [[noreturn]] void global_exit(int status);
+
+    // The device library's view of a team with a slot (Proxy::publish_team): made visible to
+    // shaders when the team is made; on destroy, after its last sync, hidden and its sync
+    // counter zeroed for the slot's next team. Nothing without a Vulkan device.
+    void publish_device_team(const coll::Team& t);
+    void retire_device_team(int slot);
 
     // Serializes what is not thread-safe by nature (allocation, device copies).
     std::mutex& mutex() { return mu_; }
@@ -69,6 +78,7 @@ private:
     std::unique_ptr<VulkanDevice> device_;
     std::unique_ptr<SymmetricMemory> memory_;
     std::unique_ptr<Proxy> proxy_;
+    std::unique_ptr<CmdKernels> cmd_;
     std::unique_ptr<net::Transport> net_;
     std::unique_ptr<coll::Teams> teams_;
     std::string net_reason_; // why that transport (or none)

@@ -63,6 +63,12 @@ public:
     Result<void> submit(std::uint32_t gx, std::uint32_t gy, std::uint32_t gz, const void* push,
                         std::uint32_t push_bytes);
     Result<void> wait();
+    // Records one dispatch into the application's command buffer `cb`, ordered after everything
+    // recorded before it and before everything recorded after it (memory barriers on both
+    // sides). The compute pipeline, descriptor sets and push constants bound in `cb` are this
+    // kernel's afterwards.
+    void record(VkCommandBuffer cb, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz, const void* push,
+                std::uint32_t push_bytes) const;
     std::uint32_t push_bytes() const { return push_bytes_; }
 
 private:

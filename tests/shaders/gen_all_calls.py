@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSL-1.0
 """Writes a compute shader that calls every public routine of the GLSL device library once.
 
-Usage: gen_all_calls.py OUT.comp shaders/vkshmem.glsl shaders/generated/vkshmem_typed.glsl
+Usage: gen_all_calls.py OUT.comp shaders/vkshmem.glsl shaders/vkshmem_coll.glsl
+       shaders/generated/vkshmem_typed.glsl
 
 The routines are found in the library's sources (every function whose name starts with shmem_
 or vkshmemx_, plus vkshmem_init), so a routine added to the library is compile-checked (glslc,
@@ -15,7 +16,7 @@ PROTO = re.compile(r"^(void|int|uint|uint64_t|int64_t|float|double|bool)\s+"
                    r"(shmem_\w+|vkshmemx_\w+|vkshmem_init)\s*\(([^)]*)\)\s*\{", re.M)
 
 VALUES = {"uint64_t": "pc.a", "int64_t": "int64_t(-3)", "uint": "7u", "int": "2", "float": "1.5",
-          "double": "2.25lf", "bool": "true"}
+          "double": "2.25lf", "bool": "true", "shmem_team_t": "SHMEM_TEAM_WORLD"}
 BY_NAME = {"pe": "pe", "cmp": "SHMEM_CMP_GE", "sig_op": "SHMEM_SIGNAL_ADD", "counter": "pc.b", "source": "pc.b",
            "nelems": "pc.n", "state": "pc.state"}
 SINK = {"int": "sink += uint({});", "uint": "sink += {};", "uint64_t": "sink += uint({});",

@@ -184,6 +184,7 @@ public:
     Kernel(const Kernel&) = delete;
     Kernel& operator=(const Kernel&) = delete;
 
+    vkshmemx_kernel* handle() const { return k_; }
     // vkshmemx_dispatch of `groups` workgroups; 0 on success.
     int run(std::uint32_t groups, Push p) const {
         p.state = vkshmemx_device_state();

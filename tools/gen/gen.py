@@ -421,6 +421,8 @@ def glsl_instances(tables, list_name, needs_value, shader_types=None, widths=Non
     """Substitution dictionaries of one GLSL (or HLSL: shader_types) type list, in table order."""
     if list_name == "sized":
         return [{"SIZE": r["size"], "BYTES": str(r["bytes"])} for r in tables.GLSL_SIZED]
+    if list_name == "mem":  # the untyped form: bytes
+        return [{"BYTES": "1"}]
     if list_name not in tables.TYPE_SETS:
         raise GenError(f"unknown type list {list_name!r}")
     types = tables.GLSL_TYPES if shader_types is None else shader_types
@@ -436,8 +438,44 @@ def glsl_instances(tables, list_name, needs_value, shader_types=None, widths=Non
             wide = g["size"] == 8
             inst.update({"TYPE": g["glsl"], "W": "64" if wide else "32", "BITS": "uint64_t" if wide else "uint",
                          "SGN": "true" if g["signed"] else "false"})
+            inst.update({"RK": reduce_kind(g),
+                         "RCORE": "vkshmem_reduce_f64_" if g["glsl"] == "double" else "vkshmem_reduce_"})
         out.append(inst)
     return out
+
+
+def reduce_kind(g):
+    """The reduction core's element kind (VKSHMEM_RK_* of shaders/vkshmem_abi.h) of a GLSL type entry."""
+    floating = g["glsl"] in ("float", "double")
+    return "VKSHMEM_RK_" + ("F" if floating else "I" if g["signed"] else "U") + ("64" if g["size"] == 8 else "32")
+
+
+def render_cmd_reduce(tables):
+    """The queue-ordered reductions: their declarations (a header vkshmem/vulkan.h includes) and
+    their C entry points (forwarders to api/cmd.cpp)."""
+    ctype = {t["name"]: t["ctype"] for t in tables.TYPES}
+    decls, defs = [], []
+    for op, list_name in tables.CMD_REDUCE_OPS:
+        for name in tables.TYPE_SETS[list_name]:
+            g = tables.GLSL_TYPES.get(name)
+            if g is None or g["glsl"] is None:
+                continue
+            fn = f"vkshmemx_cmd_{name}_{op}_reduce"
+            c = ctype[name]
+            params = f"VkCommandBuffer cmd, shmem_team_t team, {c} *dest, const {c} *source, size_t nreduce"
+            decls.append(f"void {fn}({params}) VKSHMEM_NOEXCEPT;")
+            defs.append(f"void {fn}({params}) noexcept {{\n    vkshmem::api::cmd_reduce(cmd, team, dest, source, "
+                        f"nreduce, {reduce_kind(g)}, VKSHMEM_RED_{op.upper()}, \"{fn}\");\n}}")
+    header = [f"/* {SPDX} */", f"/* {MARKER}. */", "/*",
+              " * vulkan_reduce.h: the queue-ordered reductions vkshmemx_cmd_TYPENAME_OP_reduce (see",
+              " * vkshmemx_cmd_putmem in vkshmem/vulkan.h). Included by vkshmem/vulkan.h: include that instead.",
+              " */", "#ifndef VKSHMEM_VULKAN_REDUCE_H", "#define VKSHMEM_VULKAN_REDUCE_H", ""]
+    header += decls + ["", "#endif /* VKSHMEM_VULKAN_REDUCE_H */"]
+    source = [f"// {SPDX}", f"// {MARKER}.", "// The queue-ordered reductions (include/vkshmem/vulkan_reduce.h): forwarders to api/cmd.cpp.",
+              "#include <vkshmem/vulkan.h>", "", '#include "api/cmd.hpp"', "", '#include "vkshmem_abi.h"', "",
+              'extern "C" {', ""]
+    source += [d + "\n" for d in defs] + ['} // extern "C"']
+    return "\n".join(header) + "\n", "\n".join(source) + "\n", len(decls)
 
 
 def glsl_routines(tables, families=None, shader_types=None):
@@ -449,7 +487,8 @@ def glsl_routines(tables, families=None, shader_types=None):
     for fam in (tables.GLSL_FAMILIES if families is None else families):
         for op in fam["ops"]:
             where = f"{fam['id']}/{op['name']}"
-            needs_value = "{TYPE}" in op["ret"] or any("{TYPE}" in t for t, _ in op["params"])
+            needs_value = (op.get("values") or "{TYPE}" in op["ret"] or
+                           any("{TYPE}" in t for t, _ in op["params"]))
             lines = []
             for list_name in op["types"]:
                 for inst in glsl_instances(tables, list_name, needs_value, shader_types, op.get("widths")):
@@ -544,7 +583,8 @@ def generate(tables):
             raise GenError(f"{path} would have {lines} lines (limit {tables.MAX_CPP_LINES}); "
                            "give one of its families another file in types.py")
         outputs[path] = text
-    outputs[tables.SOURCES_CMAKE] = render_sources(list(by_file))
+    outputs[tables.CMD_REDUCE_HEADER], outputs[tables.CMD_REDUCE_SOURCE], _ = render_cmd_reduce(tables)
+    outputs[tables.SOURCES_CMAKE] = render_sources(list(by_file) + [tables.CMD_REDUCE_SOURCE])
     for ctx in (False, True):
         outputs[f"{tables.GENERIC_TEST}{'_ctx' if ctx else ''}.c"] = render_generic_test(tables, expanded, ctx)
     outputs[tables.GLSL_HEADER], glsl_total = render_glsl(tables)

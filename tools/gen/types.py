@@ -479,8 +479,12 @@ GLSL_SIZED = [
 # 64), {BITS} (core type: uint or uint64_t), {SGN} (true/false), {SIZE} (sized only), and
 # {<param>_bits} for each {TYPE} parameter (the value as core bits). A {TYPE} result is converted
 # back from the core's bits.
-def glsl_op(name, ret, params, body, types):
-    return {"name": name, "ret": ret, "params": params, "body": body, "types": types}
+#   values  only types with a GLSL value type, though no parameter has one (reductions: the core
+#           computes on elements; 1- and 2-byte types have no GLSL arithmetic)
+# Further placeholders: {RK} (the reduction core's element kind) and {RCORE} (the reduction core:
+# one of its own for double, so that only shaders reducing doubles need shaderFloat64).
+def glsl_op(name, ret, params, body, types, values=False):
+    return {"name": name, "ret": ret, "params": params, "body": body, "types": types, "values": values}
 
 
 _G_CONTIG = [("uint64_t", "dest"), ("uint64_t", "source"), ("uint64_t", "nelems"), ("int", "pe")]
@@ -493,6 +497,25 @@ _G_BYTES = "nelems * uint64_t({BYTES})"
 
 def _g_amo(op, fetch, operand="{BITS}(0)", cond="{BITS}(0)", target="dest"):
     return f"vkshmem_amo{{W}}_({target}, VKSHMEM_AMO_{op}, {operand}, {cond}, pe, {fetch})"
+
+
+_G_TEAM = [("shmem_team_t", "team"), ("uint64_t", "dest"), ("uint64_t", "source"), ("uint64_t", "nelems")]
+_G_BCAST = _G_TEAM + [("int", "PE_root")]
+_G_REDUCE = _G_TEAM[:3] + [("uint64_t", "nreduce")]
+
+
+def _g_coll(name, core, params):
+    """A collective in its typed and mem forms, each as a thread and a workgroup (_wg) routine."""
+    args = "team, dest, source, nelems * uint64_t({BYTES})" + (", PE_root" if params is _G_BCAST else "")
+    return [glsl_op(pattern + suffix, "int", params, f"{core}({args}, {wg})", types)
+            for pattern, types in ((f"shmem_{{TYPENAME}}_{name}", _RMA), (f"shmem_{name}mem", ["mem"]))
+            for suffix, wg in (("", "false"), ("_wg", "true"))]
+
+
+def _g_reduce(op, types):
+    return [glsl_op(f"shmem_{{TYPENAME}}_{op.lower()}_reduce{suffix}", "int", _G_REDUCE,
+                    f"{{RCORE}}(team, dest, source, nreduce, {{RK}}, VKSHMEM_RED_{op}, {wg})", [types], values=True)
+            for suffix, wg in (("", "false"), ("_wg", "true"))]
 
 
 GLSL_FAMILIES = [
@@ -563,6 +586,28 @@ GLSL_FAMILIES = [
         glsl_op("shmem_{TYPENAME}_test", "int", _G_WAIT, "vkshmem_test{W}_(ivar, cmp, {cmp_value_bits}, {SGN})", _P2P),
     ]),
 ]
+
+GLSL_FAMILIES += [
+    family("glsl_coll", "Collectives (team-based, thread and workgroup forms)", None,
+           _g_coll("broadcast", "vkshmem_broadcast_", _G_BCAST) + _g_coll("collect", "vkshmem_collect_", _G_TEAM) +
+           _g_coll("fcollect", "vkshmem_fcollect_", _G_TEAM) + _g_coll("alltoall", "vkshmem_alltoall_", _G_TEAM)),
+    family("glsl_reduce", "Reductions (team-based, thread and workgroup forms)", None,
+           [r for op in ("AND", "OR", "XOR") for r in _g_reduce(op, "reduce_bitwise")] +
+           [r for op in ("MAX", "MIN") for r in _g_reduce(op, "reduce_minmax")] +
+           [r for op in ("SUM", "PROD") for r in _g_reduce(op, "reduce_arith")]),
+]
+
+# ---------------------------------------------------------------------------
+# Queue-ordered reductions: vkshmemx_cmd_TYPENAME_OP_reduce (include/vkshmem/vulkan_reduce.h,
+# src/api/generated/cmd_reduce.cpp), the device library's reductions recorded into a command
+# buffer: each operation of the spec's reduction table, for the types the device library reduces
+# (those with a GLSL value type).
+# ---------------------------------------------------------------------------
+CMD_REDUCE_OPS = [("and", "reduce_bitwise"), ("or", "reduce_bitwise"), ("xor", "reduce_bitwise"),
+                  ("max", "reduce_minmax"), ("min", "reduce_minmax"), ("sum", "reduce_arith"),
+                  ("prod", "reduce_arith")]
+CMD_REDUCE_HEADER = "include/vkshmem/vulkan_reduce.h"
+CMD_REDUCE_SOURCE = "src/api/generated/cmd_reduce.cpp"
 
 # The generated GLSL file (included at the end of shaders/vkshmem.glsl).
 GLSL_HEADER = "shaders/generated/vkshmem_typed.glsl"

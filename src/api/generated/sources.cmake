@@ -10,4 +10,5 @@ set(VKSHMEM_GENERATED_SOURCES
     src/api/generated/signal.cpp
     src/api/generated/blocks.cpp
     src/api/generated/deprecated.cpp
+    src/api/generated/cmd_reduce.cpp
 )

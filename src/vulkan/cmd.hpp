@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: BSL-1.0
+// The pipelines of the queue-ordered operations (vkshmemx_cmd_*, api/cmd.cpp): internal kernels
+// over the device library (kernels/cmd.glsl), created at their first use and recorded into the
+// application's command buffers.
+#pragma once
+
+#include "core/result.hpp"
+#include "vulkan/kernel.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace vkshmem {
+
+// Mirrors the push constant block of kernels/cmd.glsl.
+struct CmdPush {
+    std::uint64_t state = 0, dest = 0, src = 0, bytes = 0, team = 0, sig = 0, value = 0;
+    std::uint32_t op = 0;
+    std::int32_t pe = 0;
+    std::uint32_t arg = 0, arg2 = 0;
+};
+static_assert(sizeof(CmdPush) == 72);
+
+// kernels/cmd.glsl's operations (CMD_*).
+enum class CmdOp : std::uint32_t {
+    Put = 0,
+    Get = 1,
+    PutSignal = 2,
+    Move = 3,
+    Arrive = 4,
+    WaitSignal = 5,
+    WaitTeam = 6,
+    WaitQuiet = 7,
+    Combine = 8
+};
+
+class CmdKernels {
+public:
+    explicit CmdKernels(VulkanDevice& dev) : dev_(dev) {}
+    // Records one operation: `groups` workgroups of the pipeline that carries it out (created
+    // now if this is its first use; lavapipe compiles it at the first dispatch). f64: a
+    // reduction of doubles (a pipeline of its own, the only one that needs shaderFloat64).
+    Result<void> record(VkCommandBuffer cb, CmdOp op, std::uint32_t groups, CmdPush push, bool f64 = false);
+    // Workgroups of a relayed wait: on lavapipe each has its own loop budget and they run in
+    // turn, so a recorded wait can last seconds; a GPU has no loop cap.
+    std::uint32_t wait_groups() const;
+
+private:
+    enum Which { kXfer, kSync, kCombine, kCombineF64, kCount };
+    VulkanDevice& dev_;
+    std::unique_ptr<VulkanKernel> k_[kCount];
+    std::mutex mu_;
+};
+
+} // namespace vkshmem

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: BSL-1.0
+// The kernels of the queue-ordered operations (vkshmem/vulkan.h, vkshmemx_cmd_*; vulkan/cmd.cpp):
+// each recorded operation is one or a few dispatches of these, over the device library, so it
+// takes every route the library takes. The including file defines one of CMD_XFER, CMD_SYNC,
+// CMD_COMBINE, CMD_COMBINE_F64 (a pipeline each: lavapipe compiles a pipeline at its first use,
+// in time that grows faster than its code, and only double reductions need shaderFloat64).
+layout(local_size_x = 64) in;
+
+#include "vkshmem.glsl"
+
+// Must match CmdPush in vulkan/cmd.cpp.
+layout(push_constant) uniform Push {
+    uint64_t state; // the recorded operations' own state block (their errors go there)
+    uint64_t dest;
+    uint64_t src;
+    uint64_t bytes; // COMBINE: elements
+    uint64_t team;  // a team record
+    uint64_t sig;   // a signal (PUT_SIGNAL, WAIT_SIGNAL); COMBINE: the chunk (elements per member)
+    uint64_t value; // the signal value or the value compared with
+    uint op;
+    int pe;         // the target PE; a broadcast's root
+    uint arg;       // sig_op, cmp, the collective's kind, the reduction's element kind
+    uint arg2;      // the reduction's operation
+} pc;
+
+#define CMD_PUT 0u
+#define CMD_GET 1u
+#define CMD_PUT_SIGNAL 2u
+#define CMD_MOVE 3u
+#define CMD_ARRIVE 4u
+#define CMD_WAIT_SIGNAL 5u
+#define CMD_WAIT_TEAM 6u
+#define CMD_WAIT_QUIET 7u
+#define CMD_COMBINE_OP 8u
+// Which relayed wait gave up (error_info of VKSHMEM_ERR_WAIT_TIMEOUT / PROXY_TIMEOUT).
+#define CMD_WAIT_ID_SIGNAL 2u
+#define CMD_WAIT_ID_TEAM 7u
+#define CMD_WAIT_ID_QUIET 6u
+
+#if defined(CMD_SYNC)
+uint cmd_head = 0u; // CMD_WAIT_QUIET: the ring's head when this workgroup began
+
+// Whether the relayed wait's condition holds now.
+bool cmd_holds() {
+    if (pc.op == CMD_WAIT_SIGNAL)
+        return vkshmem_holds_(vkshmem_ld64_(pc.sig), pc.value, vkshmem_cmp_set_(int(pc.arg)), false, 8u);
+    if (pc.op == CMD_WAIT_TEAM) {
+        vkshmem_team_layout t = vkshmem_team_ref_(pc.team).t;
+        return vkshmem_ld32_(t.sync) >= uint(t.reserved0);
+    }
+    // quiet: the proxy has completed every request taken before this workgroup looked
+    return vkshmem_slots_ == 0u || int(vkshmem_ld32_(vkshmem_done_addr_) - cmd_head) >= 0;
+}
+#endif
+
+void main() {
+    vkshmem_init(pc.state);
+    uint lane = gl_LocalInvocationIndex, lanes = gl_WorkGroupSize.x;
+#if defined(CMD_XFER)
+    if (pc.op == CMD_MOVE) {
+        vkshmem_team_layout t = vkshmem_team_ref_(pc.team).t;
+        vkshmem_coll_move_(pc.arg, t, pc.dest, pc.src, pc.bytes, pc.pe, lane, lanes);
+        shmem_quiet();
+        return;
+    }
+    vkshmem_xfer_(pc.op != CMD_GET, pc.dest, pc.src, pc.bytes, pc.pe, lane, lanes, false, 0ul, 0ul, 0u);
+    if (pc.op == CMD_PUT_SIGNAL) {
+        shmem_quiet(); // the data first
+        barrier();
+        if (lane == 0u)
+            vkshmem_amo64_(pc.sig, int(pc.arg) == SHMEM_SIGNAL_ADD ? VKSHMEM_AMO_ADD : VKSHMEM_AMO_SET, pc.value, 0ul,
+                           pc.pe, false);
+    }
+#elif defined(CMD_SYNC)
+    if (lane != 0u) return;
+    if (pc.op == CMD_ARRIVE) {
+        // A team sync's arrival (vkshmem_arrive_wait_ without the wait): the target count goes to
+        // the team record, where the relayed wait that follows finds it.
+        vkshmem_team_ref_ ref = vkshmem_team_ref_(pc.team);
+        vkshmem_team_layout t = ref.t;
+        uint epoch = uint(vkshmem_load_(t.sync, 8u) >> 32);
+        ref.t.reserved0 = uint64_t(uint(t.size) * (epoch + 1u));
+        if (!vkshmem_reserve_(uint(t.size) + 1u)) return;
+        for (int k = 0; k < t.size; ++k) {
+            uint64_t add = k == 0 ? (1ul << 32) + 1ul : 1ul;
+            vkshmem_amo64_(t.sync, VKSHMEM_AMO_ADD, add, 0ul, vkshmem_member_(t, (t.me + k) % t.size), false);
+        }
+        shmem_quiet();
+        return;
+    }
+    if (vkshmem_slots_ != 0u) cmd_head = vkshmem_ld32_(vkshmem_ring_addr_);
+    // A relayed wait: the dispatch's workgroups wait in turn (on lavapipe one after another, each
+    // with a loop budget of its own, so the wait can outlast one workgroup's ~100 ms), each ending
+    // once the condition holds. The last to finish re-checks and reports a timeout.
+    bool done = cmd_holds();
+    uint n = done ? 0u : vkshmem_wait_iters_(), i;
+    for (i = 0u; i < n; ++i) {
+        if (cmd_holds()) {
+            done = true;
+            break;
+        }
+        if (vkshmem_backoff_()) break;
+    }
+    vkshmem_charge_(i + 2u);
+    uint finished = atomicAdd(vkshmem_st_.s.relay, 1u) + 1u;
+    if (finished % gl_NumWorkGroups.x == 0u && !cmd_holds()) {
+        uint id = pc.op == CMD_WAIT_SIGNAL ? CMD_WAIT_ID_SIGNAL : pc.op == CMD_WAIT_TEAM ? CMD_WAIT_ID_TEAM : CMD_WAIT_ID_QUIET;
+        vkshmem_error_(pc.op == CMD_WAIT_QUIET ? VKSHMEM_ERR_PROXY_TIMEOUT : VKSHMEM_ERR_WAIT_TIMEOUT, id);
+    }
+    vkshmem_fence_();
+#else
+    // The combine step of a recorded reduction: elements [0, bytes) of the chunk in this PE's
+    // scratch slots (sig elements apart) into dest, in member order.
+    vkshmem_team_layout t = vkshmem_team_ref_(pc.team).t;
+    uint w = vkshmem_kind_bytes_(pc.arg);
+    uint per = uint((pc.bytes + uint64_t(lanes) - 1ul) / uint64_t(lanes));
+    if (!vkshmem_reserve_(per * uint(t.size) + 2u)) {
+        vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(pc.bytes * uint64_t(w)));
+        return;
+    }
+    for (uint64_t e = uint64_t(lane); e < pc.bytes; e += uint64_t(lanes)) {
+        uint64_t acc = vkshmem_load_(t.scratch + e * uint64_t(w), w);
+        for (int j = 1; j < t.size; ++j) {
+            uint64_t v = vkshmem_load_(t.scratch + (uint64_t(j) * pc.sig + e) * uint64_t(w), w);
+#if defined(CMD_COMBINE_F64)
+            acc = vkshmem_combine_f64_(acc, v, pc.arg, pc.arg2);
+#else
+            acc = vkshmem_combine_(acc, v, pc.arg, pc.arg2);
+#endif
+        }
+        uint64_t d = pc.dest + e * uint64_t(w);
+        if (w == 4u) vkshmem_w32_(d).v = uint(acc);
+        else vkshmem_w64_(d).v = acc;
+    }
+#endif
+}
