@@ -11,7 +11,10 @@
 #                               at 2-3 PEs), heat2d, perf (the
 #                               shader and device-heap figures, with --diag
 #                               rows), hostperf (vkshmem-perf), collperf
-#                               (its collective tests at 4 PEs), compile
+#                               (its collective tests at 4 PEs), devcoll
+#                               (vkshmem-coll-perf: device collectives and
+#                               queue-ordered operations at 1, 2 and 4 PEs),
+#                               cg (examples/cg, 4096^2 at 1-4 PEs), compile
 #                               (first compiles of the HLSL test kernels at
 #                               1 and 2 PEs); default: all
 #                               GPU_CHECK_PROGRAMS="spmd_rma shader_amo ..."
@@ -32,7 +35,8 @@ pack)
     rm -rf "$root/.gpu"
     mkdir -p "$root/.gpu/bin" "$root/.gpu/lib"
     cp -a "$build"/lib/libvkshmem.so* "$root/.gpu/lib/"
-    cp "$build"/bin/oshrun "$build"/bin/vkshmem-info "$build"/bin/vkshmem-perf "$build"/bin/vkshmem-gpu-perf "$build"/bin/ring "$build"/bin/heat2d "$root/.gpu/bin/"
+    cp "$build"/bin/oshrun "$build"/bin/vkshmem-info "$build"/bin/vkshmem-perf "$build"/bin/vkshmem-gpu-perf \
+        "$build"/bin/vkshmem-coll-perf "$build"/bin/ring "$build"/bin/heat2d "$build"/bin/cg "$root/.gpu/bin/"
     for t in "$build"/bin/spmd_* "$build"/bin/shader_*; do [ -x "$t" ] && cp "$t" "$root/.gpu/bin/"; done
     mkdir -p "$root/.gpu/spv"
     cp "$build"/tests/shaders/shader_hlsl_spv/*.spv "$root/.gpu/spv/"
@@ -78,7 +82,7 @@ run)
             echo "FAIL $(basename "$t") $label ($((SECONDS - start)) s)"; tail -20 "$log"; fails=$((fails + 1))
         fi
     }
-    sections=" ${*:-tests am heat2d perf hostperf collperf compile} "
+    sections=" ${*:-tests am heat2d perf hostperf collperf devcoll cg compile} "
     want() { [[ $sections == *" $1 "* ]]; }
     programs() {
         local t
@@ -137,6 +141,25 @@ run)
         timeout 300 "$bin/oshrun" -np 4 -x LD_LIBRARY_PATH "$bin/vkshmem-perf" --iters-scale 0.5 --test barrier \
             --test bcast --test reduce --test fcollect --test alltoall || fails=$((fails + 1))
     fi
+    if want devcoll; then
+        # In-kernel collectives need every PE's kernel running at once: at 1 PE here (PEs that
+        # share a GPU are time-sliced), the queue-ordered ones at every count.
+        echo "== vkshmem-coll-perf at 1 PE"
+        timeout 300 "$bin/oshrun" -np 1 -x LD_LIBRARY_PATH "$bin/vkshmem-coll-perf" --mib 1 || fails=$((fails + 1))
+        for np in 2 4; do
+            echo "== vkshmem-coll-perf at $np PEs on one GPU (queue-ordered operations only)"
+            timeout 300 "$bin/oshrun" -np $np -x LD_LIBRARY_PATH "$bin/vkshmem-coll-perf" --mib 1 --no-kernel ||
+                fails=$((fails + 1))
+        done
+    fi
+    if want cg; then
+        for np in 1 2 3 4; do
+            echo "== examples/cg, 4096 x 4096, at $np PE(s)"
+            VKSHMEM_DEVICE_HEAP_SIZE=2G timeout 300 "$bin/oshrun" -np $np -x LD_LIBRARY_PATH "$bin/cg" --nx 4096 \
+                --ny 4096 --iters 200 --png-solution "$out/cg_solution.png" --png-residual "$out/cg_residual.png" ||
+                fails=$((fails + 1))
+        done
+    fi
     if want compile; then
         # (NVIDIA's disk cache off, so that every one is a first compile)
         for np in 1 2; do
@@ -149,7 +172,8 @@ run)
     exit $((fails > 0))
     ;;
 *)
-    echo "usage: scripts/gpu-check.sh pack | run [tests] [am] [heat2d] [perf] [hostperf] [collperf] [compile]" >&2
+    echo "usage: scripts/gpu-check.sh pack | run [tests] [am] [heat2d] [perf] [hostperf] [collperf] [devcoll] [cg]" \
+        "[compile]" >&2
     exit 2
     ;;
 esac
