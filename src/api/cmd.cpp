@@ -2,7 +2,8 @@
 // Queue-ordered operations (vkshmem/vulkan.h, vkshmemx_cmd_*): host operations recorded into the
 // application's command buffer, executed in queue order with its own work. Each is one or a few
 // dispatches of the internal kernels (vulkan/kernels/cmd.glsl) over the device library:
-//   putmem, getmem, putmem_signal   one dispatch (the library's route for each byte)
+//   putmem, getmem                  one dispatch over the whole device (the library's route for
+//                                    each byte); putmem_signal: then a quiet and the signal
 //   signal_wait_until, quiet         a relayed wait (vulkan/cmd.hpp)
 //   team_sync                        an arrival (adds to every member's sync counter), then a
 //                                    relayed wait for this PE's counter; barrier_all: quiet first
@@ -77,6 +78,7 @@ DeviceTeam device_team(shmem_team_t team, const char* call) {
     return {t, record};
 }
 
+// A put or get over the whole device; with `sig`, then a quiet and the signal (the data first).
 void xfer(CmdOp op, VkCommandBuffer cb, void* dest, const void* source, std::size_t bytes, int pe, const char* call,
           std::uint64_t* sig = nullptr, std::uint64_t signal = 0, int sig_op = 0) {
     Recorder r = recorder(cb, call);
@@ -86,12 +88,13 @@ void xfer(CmdOp op, VkCommandBuffer cb, void* dest, const void* source, std::siz
     p.src = device_of(source, bytes, "source", call);
     p.bytes = bytes;
     p.pe = pe;
-    if (sig) {
-        p.sig = device_of(sig, sizeof *sig, "sig_addr", call);
-        p.value = signal;
-        p.arg = static_cast<std::uint32_t>(sig_op);
-    }
-    if (bytes || sig) r.record(op, p);
+    if (bytes) r.record(op, p, r.kernels.bulk_groups(bytes));
+    if (!sig) return;
+    r.quiet();
+    p.sig = device_of(sig, sizeof *sig, "sig_addr", call);
+    p.value = signal;
+    p.arg = static_cast<std::uint32_t>(sig_op);
+    r.record(CmdOp::Signal, p);
 }
 
 // sync, the data movement of collective `kind` (VKSHMEM_COLL_*_ of vkshmem_coll.glsl), sync.
@@ -111,7 +114,7 @@ void collective(std::uint32_t kind, VkCommandBuffer cb, shmem_team_t team, void*
     p.pe = root;
     p.arg = kind;
     r.sync(d.record);
-    if (bytes) r.record(CmdOp::Move, p);
+    if (bytes) r.record(CmdOp::Move, p, r.kernels.bulk_groups(bytes * (bcast ? 1 : n)));
     r.sync(d.record);
 }
 
@@ -140,7 +143,7 @@ void vkshmem::api::cmd_reduce(VkCommandBuffer cb, shmem_team_t team, void* dest,
         move.bytes = m * w;
         move.arg = 2; // fcollect's movement: into slot `me` of every member
         r.sync(d.record);
-        r.record(CmdOp::Move, move);
+        r.record(CmdOp::Move, move, r.kernels.bulk_groups(m * w * members));
         r.sync(d.record);
         CmdPush comb;
         comb.team = d.record;
@@ -168,7 +171,7 @@ void vkshmemx_cmd_putmem_signal(VkCommandBuffer cmd, void* dest, const void* sou
     constexpr const char* call = "vkshmemx_cmd_putmem_signal";
     if (sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD)
         fatal(call, "sig_op {} is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD", sig_op);
-    xfer(CmdOp::PutSignal, cmd, dest, source, nelems, pe, call, sig_addr, signal, sig_op);
+    xfer(CmdOp::Put, cmd, dest, source, nelems, pe, call, sig_addr, signal, sig_op);
 }
 
 void vkshmemx_cmd_signal_wait_until(VkCommandBuffer cmd, uint64_t* sig_addr, int cmp, uint64_t cmp_value) noexcept {

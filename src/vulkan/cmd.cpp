@@ -8,10 +8,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace vkshmem {
 
 std::uint32_t CmdKernels::wait_groups() const {
     return dev_.report().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? 64 : 1;
+}
+
+std::uint32_t CmdKernels::bulk_groups(std::size_t bytes) const {
+    if (dev_.report().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) return 1;
+    return static_cast<std::uint32_t>(std::clamp<std::size_t>(bytes / 16384, 1, 1024));
 }
 
 Result<void> CmdKernels::record(VkCommandBuffer cb, CmdOp op, std::uint32_t groups, CmdPush push, bool f64) {
@@ -19,7 +26,7 @@ Result<void> CmdKernels::record(VkCommandBuffer cb, CmdOp op, std::uint32_t grou
     switch (op) {
     case CmdOp::Put:
     case CmdOp::Get:
-    case CmdOp::PutSignal:
+    case CmdOp::Signal:
     case CmdOp::Move: w = kXfer; break;
     case CmdOp::Arrive:
     case CmdOp::WaitSignal:

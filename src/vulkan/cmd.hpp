@@ -26,13 +26,13 @@ static_assert(sizeof(CmdPush) == 72);
 enum class CmdOp : std::uint32_t {
     Put = 0,
     Get = 1,
-    PutSignal = 2,
     Move = 3,
     Arrive = 4,
     WaitSignal = 5,
     WaitTeam = 6,
     WaitQuiet = 7,
-    Combine = 8
+    Combine = 8,
+    Signal = 9
 };
 
 class CmdKernels {
@@ -45,6 +45,9 @@ public:
     // Workgroups of a relayed wait: on lavapipe each has its own loop budget and they run in
     // turn, so a recorded wait can last seconds; a GPU has no loop cap.
     std::uint32_t wait_groups() const;
+    // Workgroups of a transfer of `bytes` (split over all their invocations): enough to spread it
+    // over a GPU's multiprocessors, one on lavapipe, whose workgroups run one after another.
+    std::uint32_t bulk_groups(std::size_t bytes) const;
 
 private:
     enum Which { kXfer, kSync, kCombine, kCombineF64, kCount };

@@ -25,13 +25,13 @@ layout(push_constant) uniform Push {
 
 #define CMD_PUT 0u
 #define CMD_GET 1u
-#define CMD_PUT_SIGNAL 2u
 #define CMD_MOVE 3u
 #define CMD_ARRIVE 4u
 #define CMD_WAIT_SIGNAL 5u
 #define CMD_WAIT_TEAM 6u
 #define CMD_WAIT_QUIET 7u
 #define CMD_COMBINE_OP 8u
+#define CMD_SIGNAL 9u
 // Which relayed wait gave up (error_info of VKSHMEM_ERR_WAIT_TIMEOUT / PROXY_TIMEOUT).
 #define CMD_WAIT_ID_SIGNAL 2u
 #define CMD_WAIT_ID_TEAM 7u
@@ -57,6 +57,16 @@ void main() {
     vkshmem_init(pc.state);
     uint lane = gl_LocalInvocationIndex, lanes = gl_WorkGroupSize.x;
 #if defined(CMD_XFER)
+    // Transfers are split over every invocation of the dispatch (none waits for another).
+    lane = gl_GlobalInvocationID.x;
+    lanes = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    if (pc.op == CMD_SIGNAL) {
+        // after the data (a relayed quiet between them): the signal alone
+        if (lane == 0u)
+            vkshmem_amo64_(pc.sig, int(pc.arg) == SHMEM_SIGNAL_ADD ? VKSHMEM_AMO_ADD : VKSHMEM_AMO_SET, pc.value, 0ul,
+                           pc.pe, false);
+        return;
+    }
     if (pc.op == CMD_MOVE) {
         vkshmem_team_layout t = vkshmem_team_ref_(pc.team).t;
         vkshmem_coll_move_(pc.arg, t, pc.dest, pc.src, pc.bytes, pc.pe, lane, lanes);
@@ -64,13 +74,6 @@ void main() {
         return;
     }
     vkshmem_xfer_(pc.op != CMD_GET, pc.dest, pc.src, pc.bytes, pc.pe, lane, lanes, false, 0ul, 0ul, 0u);
-    if (pc.op == CMD_PUT_SIGNAL) {
-        shmem_quiet(); // the data first
-        barrier();
-        if (lane == 0u)
-            vkshmem_amo64_(pc.sig, int(pc.arg) == SHMEM_SIGNAL_ADD ? VKSHMEM_AMO_ADD : VKSHMEM_AMO_SET, pc.value, 0ul,
-                           pc.pe, false);
-    }
 #elif defined(CMD_SYNC)
     if (lane != 0u) return;
     if (pc.op == CMD_ARRIVE) {
