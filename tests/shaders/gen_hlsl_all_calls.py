@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSL-1.0
 """Writes an HLSL compute shader that calls every public routine of the HLSL device library once.
 
-Usage: gen_hlsl_all_calls.py OUT.hlsl shaders/vkshmem.hlsl shaders/generated/vkshmem_typed.hlsl
+Usage: gen_hlsl_all_calls.py OUT.hlsl shaders/vkshmem.hlsl shaders/vkshmem_coll.hlsl
+       shaders/generated/vkshmem_typed.hlsl
 
 The routines are found in the library's sources (every function whose name starts with shmem_
 or vkshmemx_), so a routine added to the library is compile-checked (glslangValidator,
@@ -13,7 +14,8 @@ import sys
 
 PROTO = re.compile(r"^(void|int|uint|uint64_t|float|bool)\s+(shmem_\w+|vkshmemx_\w+)\s*\(([^)]*)\)\s*\{", re.M)
 
-VALUES = {"uint64_t": "pc.a", "uint": "7u", "int": "2", "float": "1.5", "bool": "true"}
+VALUES = {"uint64_t": "pc.a", "uint": "7u", "int": "2", "float": "1.5", "bool": "true",
+          "shmem_team_t": "SHMEM_TEAM_WORLD"}
 BY_NAME = {"pe": "pe", "cmp": "SHMEM_CMP_GE", "sig_op": "SHMEM_SIGNAL_ADD", "counter": "pc.b", "source": "pc.b",
            "nelems": "pc.n"}
 SINK = {"int": "sink += asuint({});", "uint": "sink += {};", "uint64_t": "sink += (uint)({});",

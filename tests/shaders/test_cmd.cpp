@@ -117,7 +117,7 @@ TEST_CASE("a command buffer that dispatches, communicates, synchronizes and disp
 
         CommandBuffer cb;
         VkCommandBuffer c = cb.get();
-        REQUIRE(vkshmemx_kernel_record(c, gen.handle(), groups(N + B * n), 1, 1,
+        REQUIRE(vkshmemx_kernel_record(c, gen.handle(), groups(std::max(N + B * n, M)), 1, 1,
                                        &gp, sizeof gp) == 0);
         vkshmemx_cmd_barrier_all(c);
         vkshmemx_cmd_putmem(c, recv.get(), mine.get(), N * 4, spmd::right());
