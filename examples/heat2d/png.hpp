@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // A minimal PNG writer (8-bit RGB, stored deflate blocks: no compression
-// library needed) with a blue-to-red colour map.
+// library needed) with a blue-to-red colour map. Shared by the examples
+// (cg includes it from here).
 #pragma once
 
 #include <algorithm>
@@ -43,17 +44,14 @@ void colour(float v, float lo, float hi, std::uint8_t* rgb) {
     rgb[2] = static_cast<std::uint8_t>(255 * b);
 }
 
-bool write_png(const std::string& path, const std::vector<float>& grid, std::uint32_t w, std::uint32_t h, float lo,
-               float hi) {
+// 8-bit RGB pixels (3 * w * h bytes, top row first) as a PNG file.
+bool write_png_rgb(const std::string& path, const std::vector<std::uint8_t>& rgb, std::uint32_t w, std::uint32_t h) {
     std::vector<std::uint8_t> raw; // filter byte 0, then RGB per row
     raw.reserve(std::size_t(h) * (1 + 3 * std::size_t(w)));
     for (std::uint32_t y = 0; y < h; ++y) {
         raw.push_back(0);
-        for (std::uint32_t x = 0; x < w; ++x) {
-            std::uint8_t rgb[3];
-            colour(grid[std::size_t(y) * w + x], lo, hi, rgb);
-            raw.insert(raw.end(), rgb, rgb + 3);
-        }
+        const auto row = rgb.begin() + static_cast<long>(std::size_t(y) * 3 * w);
+        raw.insert(raw.end(), row, row + static_cast<long>(3 * std::size_t(w)));
     }
     std::vector<std::uint8_t> z = {0x78, 0x01}; // zlib header, no compression
     std::uint32_t a = 1, b = 0;
@@ -82,6 +80,14 @@ bool write_png(const std::string& path, const std::vector<float>& grid, std::uin
     chunk(f, "IDAT", z);
     chunk(f, "IEND", {});
     return std::fclose(f) == 0;
+}
+
+// grid (w x h values, top row first) through the colour map over [lo, hi].
+bool write_png(const std::string& path, const std::vector<float>& grid, std::uint32_t w, std::uint32_t h, float lo,
+               float hi) {
+    std::vector<std::uint8_t> rgb(3 * std::size_t(w) * h);
+    for (std::size_t i = 0; i < std::size_t(w) * h; ++i) colour(grid[i], lo, hi, &rgb[3 * i]);
+    return write_png_rgb(path, rgb, w, h);
 }
 
 } // namespace

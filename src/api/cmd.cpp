@@ -39,9 +39,13 @@ struct Recorder {
         CmdPush p;
         p.team = team;
         record(CmdOp::Arrive, p);
-        record(CmdOp::WaitTeam, p, kernels.wait_groups());
+        wait(CmdOp::WaitTeam, p);
     }
-    void quiet() { record(CmdOp::WaitQuiet, CmdPush{}, kernels.wait_groups()); }
+    void quiet() { wait(CmdOp::WaitQuiet, CmdPush{}); }
+    void wait(CmdOp op, CmdPush push) {
+        push.state = proxy.cmd_state_address();
+        if (auto r = kernels.record_wait(cb, op, push); !r) fatal(call, "{}", r.error().message);
+    }
 };
 
 Recorder recorder(VkCommandBuffer cb, const char* call) {
@@ -182,7 +186,7 @@ void vkshmemx_cmd_signal_wait_until(VkCommandBuffer cmd, uint64_t* sig_addr, int
     p.sig = device_of(sig_addr, sizeof *sig_addr, "sig_addr", call);
     p.value = cmp_value;
     p.arg = static_cast<std::uint32_t>(cmp);
-    r.record(CmdOp::WaitSignal, p, r.kernels.wait_groups());
+    r.wait(CmdOp::WaitSignal, p);
 }
 
 void vkshmemx_cmd_quiet(VkCommandBuffer cmd) noexcept { recorder(cmd, "vkshmemx_cmd_quiet").quiet(); }

@@ -6,19 +6,46 @@
 #include "cmd_sync_comp_spv.h"
 #include "cmd_xfer_comp_spv.h"
 
+#include "core/log.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
 namespace vkshmem {
 
-std::uint32_t CmdKernels::wait_groups() const {
-    return dev_.report().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? 64 : 1;
+namespace {
+bool on_cpu(const VulkanDevice& d) { return d.report().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE; }
+constexpr std::size_t kArgsEntries = 4096;
+// The slices of a sliced wait and their polls: 64, 64, 128, 128, ... up to 2^20 each (about 2 s in
+// all on an H100), so that a wait that is soon over costs little and a long one yields often.
+constexpr int kSlices = 32;
+std::uint64_t slice_polls(int i) { return std::min<std::uint64_t>(std::uint64_t(64) << (i / 2), 1u << 20); }
+} // namespace
+
+CmdKernels::~CmdKernels() {
+    if (args_.memory) dev_.release(args_);
 }
 
 std::uint32_t CmdKernels::bulk_groups(std::size_t bytes) const {
-    if (dev_.report().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) return 1;
+    if (on_cpu(dev_)) return 1;
     return static_cast<std::uint32_t>(std::clamp<std::size_t>(bytes / 16384, 1, 1024));
+}
+
+Result<VulkanKernel*> CmdKernels::kernel(Which w) {
+    if (!k_[w]) {
+        static const struct {
+            const std::uint32_t* words;
+            std::size_t bytes;
+        } spv[kCount] = {{cmd_xfer_comp_spv, sizeof cmd_xfer_comp_spv},
+                         {cmd_sync_comp_spv, sizeof cmd_sync_comp_spv},
+                         {cmd_combine_comp_spv, sizeof cmd_combine_comp_spv},
+                         {cmd_combine_f64_comp_spv, sizeof cmd_combine_f64_comp_spv}};
+        auto k = VulkanKernel::create(dev_, spv[w].words, spv[w].bytes, sizeof(CmdPush), nullptr);
+        if (!k) return make_error(fmt::format("the pipeline of a queue-ordered operation: {}", k.error().message));
+        k_[w] = std::move(*k);
+    }
+    return k_[w].get();
 }
 
 Result<void> CmdKernels::record(VkCommandBuffer cb, CmdOp op, std::uint32_t groups, CmdPush push, bool f64) {
@@ -35,20 +62,42 @@ Result<void> CmdKernels::record(VkCommandBuffer cb, CmdOp op, std::uint32_t grou
     case CmdOp::Combine: w = f64 ? kCombineF64 : kCombine; break;
     }
     std::lock_guard lk(mu_);
-    if (!k_[w]) {
-        static const struct {
-            const std::uint32_t* words;
-            std::size_t bytes;
-        } spv[kCount] = {{cmd_xfer_comp_spv, sizeof cmd_xfer_comp_spv},
-                         {cmd_sync_comp_spv, sizeof cmd_sync_comp_spv},
-                         {cmd_combine_comp_spv, sizeof cmd_combine_comp_spv},
-                         {cmd_combine_f64_comp_spv, sizeof cmd_combine_f64_comp_spv}};
-        auto k = VulkanKernel::create(dev_, spv[w].words, spv[w].bytes, sizeof(CmdPush), nullptr);
-        if (!k) return make_error(fmt::format("the pipeline of a queue-ordered operation: {}", k.error().message));
-        k_[w] = std::move(*k);
-    }
+    auto k = kernel(w);
+    if (!k) return k.error();
     push.op = static_cast<std::uint32_t>(op);
-    k_[w]->record(cb, groups, 1, 1, &push, sizeof push);
+    (*k)->record(cb, groups, 1, 1, &push, sizeof push);
+    return {};
+}
+
+Result<void> CmdKernels::record_wait(VkCommandBuffer cb, CmdOp op, CmdPush push) {
+    if (on_cpu(dev_)) return record(cb, op, 64, push);
+    std::lock_guard lk(mu_);
+    auto k = kernel(kSync);
+    if (!k) return k.error();
+    if (!args_.memory) {
+        auto m = dev_.allocate_mapped(kArgsEntries * 16, VulkanDevice::MappedUse::ShaderReads);
+        if (!m) return make_error(fmt::format("the recorded waits' dispatch arguments: {}", m.error().message));
+        args_ = *m;
+        auto* a = static_cast<std::uint32_t*>(args_.mapped);
+        for (std::size_t i = 0; i < kArgsEntries * 4; ++i) a[i] = i % 4 == 3 ? 0 : 1;
+    }
+    const VkDeviceSize off = (next_args_++ % kArgsEntries) * 16;
+    if (next_args_ == kArgsEntries + 1)
+        VKSHMEM_WARN("more than {} recorded waits: their dispatch arguments are reused; command buffers recorded "
+                     "{} waits ago must not be submitted again",
+                     kArgsEntries, kArgsEntries);
+    // The chain starts with one group each time it runs.
+    vkCmdFillBuffer(cb, args_.buffer, off, 4, 1);
+    push.op = static_cast<std::uint32_t>(op);
+    push.dest = args_.address + off;
+    for (int i = 0; i < kSlices; ++i) {
+        push.arg2 = 1;
+        push.bytes = slice_polls(i);
+        (*k)->record_indirect(cb, args_.buffer, off, &push, sizeof push);
+    }
+    push.arg2 = 2; // the last look, which reports a wait that never ended
+    push.bytes = 1;
+    (*k)->record(cb, 1, 1, 1, &push, sizeof push);
     return {};
 }
 

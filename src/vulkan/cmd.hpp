@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/result.hpp"
+#include "vulkan/device.hpp"
 #include "vulkan/kernel.hpp"
 
 #include <cstdint>
@@ -38,13 +39,18 @@ enum class CmdOp : std::uint32_t {
 class CmdKernels {
 public:
     explicit CmdKernels(VulkanDevice& dev) : dev_(dev) {}
+    ~CmdKernels();
     // Records one operation: `groups` workgroups of the pipeline that carries it out (created
     // now if this is its first use; lavapipe compiles it at the first dispatch). f64: a
     // reduction of doubles (a pipeline of its own, the only one that needs shaderFloat64).
     Result<void> record(VkCommandBuffer cb, CmdOp op, std::uint32_t groups, CmdPush push, bool f64 = false);
-    // Workgroups of a relayed wait: on lavapipe each has its own loop budget and they run in
-    // turn, so a recorded wait can last seconds; a GPU has no loop cap.
-    std::uint32_t wait_groups() const;
+    // Records a wait (WaitSignal, WaitTeam, WaitQuiet). On lavapipe: one dispatch of 64
+    // workgroups that wait in turn, each with a loop budget of its own, so the wait can last
+    // seconds. On GPUs: a chain of short dispatches (slices) of growing length, the later ones
+    // reduced to nothing (an indirect dispatch of 0 groups) once one sees the condition hold:
+    // the driver runs no other process's kernel while one of a process's runs (measured on an
+    // H100), so a PE that shares its GPU must not wait inside one long kernel for another's work.
+    Result<void> record_wait(VkCommandBuffer cb, CmdOp op, CmdPush push);
     // Workgroups of a transfer of `bytes` (split over all their invocations): enough to spread it
     // over a GPU's multiprocessors, one on lavapipe, whose workgroups run one after another.
     std::uint32_t bulk_groups(std::size_t bytes) const;
@@ -52,7 +58,12 @@ public:
 private:
     enum Which { kXfer, kSync, kCombine, kCombineF64, kCount };
     VulkanDevice& dev_;
+    Result<VulkanKernel*> kernel(Which w); // (mu_ held)
     std::unique_ptr<VulkanKernel> k_[kCount];
+    // The group counts of the sliced waits: one entry of 16 bytes (x, y, z) per recorded wait,
+    // handed out in turn; a recorded command buffer keeps using its entries.
+    DeviceMemory args_{};
+    std::size_t next_args_ = 0;
     std::mutex mu_;
 };
 

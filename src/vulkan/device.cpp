@@ -368,7 +368,8 @@ VkBuffer make_buffer(VkDevice dev, std::size_t size, VkExternalMemoryHandleTypeF
     bci.pNext = handle ? &ext : nullptr;
     bci.size = size;
     bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
+                VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT; // (the recorded waits' slices: vulkan/cmd.cpp)
     // Shaders and the runtime's copies and atomics use it from several queue
     // families: concurrent sharing, no ownership transfers.
     bci.sharingMode = families.size() > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE;

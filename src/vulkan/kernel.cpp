@@ -229,22 +229,33 @@ Result<void> VulkanKernel::submit(std::uint32_t gx, std::uint32_t gy, std::uint3
     return {};
 }
 
-void VulkanKernel::record(VkCommandBuffer cb, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz, const void* push,
-                          std::uint32_t push_bytes) const {
+void VulkanKernel::record_around(VkCommandBuffer cb, const void* push, std::uint32_t push_bytes,
+                                 const std::function<void()>& dispatch) const {
     VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     before.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-    before.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &before, 0,
+    before.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT, 0, 1, &before, 0,
                          nullptr, 0, nullptr);
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
     if (set_) vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &set_, 0, nullptr);
     if (push_bytes) vkCmdPushConstants(cb, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-    vkCmdDispatch(cb, gx, gy, gz);
+    dispatch();
     VkMemoryBarrier after{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     after.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
     after.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &after, 0,
                          nullptr, 0, nullptr);
+}
+
+void VulkanKernel::record(VkCommandBuffer cb, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz, const void* push,
+                          std::uint32_t push_bytes) const {
+    record_around(cb, push, push_bytes, [&] { vkCmdDispatch(cb, gx, gy, gz); });
+}
+
+void VulkanKernel::record_indirect(VkCommandBuffer cb, VkBuffer args, VkDeviceSize offset, const void* push,
+                                  std::uint32_t push_bytes) const {
+    record_around(cb, push, push_bytes, [&] { vkCmdDispatchIndirect(cb, args, offset); });
 }
 
 Result<void> VulkanKernel::wait() {

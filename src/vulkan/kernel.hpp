@@ -8,6 +8,7 @@
 #include "vulkan/device.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -69,10 +70,16 @@ public:
     // kernel's afterwards.
     void record(VkCommandBuffer cb, std::uint32_t gx, std::uint32_t gy, std::uint32_t gz, const void* push,
                 std::uint32_t push_bytes) const;
+    // The same with the group counts read from `args` at `offset` when the dispatch runs
+    // (vkCmdDispatchIndirect).
+    void record_indirect(VkCommandBuffer cb, VkBuffer args, VkDeviceSize offset, const void* push,
+                         std::uint32_t push_bytes) const;
     std::uint32_t push_bytes() const { return push_bytes_; }
 
 private:
     explicit VulkanKernel(VulkanDevice& d) : dev_(d) {}
+    void record_around(VkCommandBuffer cb, const void* push, std::uint32_t push_bytes,
+                       const std::function<void()>& dispatch) const;
     VulkanDevice& dev_;
     VkDescriptorSet set_ = VK_NULL_HANDLE;
     VkShaderModule module_ = VK_NULL_HANDLE;

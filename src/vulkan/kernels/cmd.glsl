@@ -92,11 +92,16 @@ void main() {
         return;
     }
     if (vkshmem_slots_ != 0u) cmd_head = vkshmem_ld32_(vkshmem_ring_addr_);
-    // A relayed wait: the dispatch's workgroups wait in turn (on lavapipe one after another, each
-    // with a loop budget of its own, so the wait can outlast one workgroup's ~100 ms), each ending
-    // once the condition holds. The last to finish re-checks and reports a timeout.
+    // A relayed wait (arg2 0): the dispatch's workgroups wait in turn (on lavapipe one after
+    // another, each with a loop budget of its own, so the wait can outlast one workgroup's
+    // ~100 ms), each ending once the condition holds; the last to finish re-checks and reports a
+    // timeout. A sliced wait (GPUs; arg2 1, and 2 for the last slice, which reports): one slice
+    // of a chain of short dispatches, each polling at most `bytes` times, so that the kernels of
+    // other processes on the GPU run between them; the slice that sees the condition hold sets
+    // the group count of the chain's later slices (the uint at `dest`) to 0.
     bool done = cmd_holds();
     uint n = done ? 0u : vkshmem_wait_iters_(), i;
+    if (pc.arg2 != 0u && pc.bytes != 0ul) n = min(n, uint(min(pc.bytes, 0xffffffful)));
     for (i = 0u; i < n; ++i) {
         if (cmd_holds()) {
             done = true;
@@ -105,7 +110,11 @@ void main() {
         if (vkshmem_backoff_()) break;
     }
     vkshmem_charge_(i + 2u);
-    uint finished = atomicAdd(vkshmem_st_.s.relay, 1u) + 1u;
+    if (pc.arg2 != 0u) {
+        if (done && pc.dest != 0ul) atomicExchange(vkshmem_w32_(pc.dest).v, 0u);
+        if (pc.arg2 == 1u || done) return;
+    }
+    uint finished = pc.arg2 != 0u ? 0u : atomicAdd(vkshmem_st_.s.relay, 1u) + 1u;
     if (finished % gl_NumWorkGroups.x == 0u && !cmd_holds()) {
         uint id = pc.op == CMD_WAIT_SIGNAL ? CMD_WAIT_ID_SIGNAL : pc.op == CMD_WAIT_TEAM ? CMD_WAIT_ID_TEAM : CMD_WAIT_ID_QUIET;
         vkshmem_error_(pc.op == CMD_WAIT_QUIET ? VKSHMEM_ERR_PROXY_TIMEOUT : VKSHMEM_ERR_WAIT_TIMEOUT, id);
