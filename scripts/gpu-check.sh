@@ -145,11 +145,12 @@ run)
         # In-kernel collectives need every PE's kernel running at once: at 1 PE here (PEs that
         # share a GPU are time-sliced), the queue-ordered ones at every count.
         echo "== vkshmem-coll-perf at 1 PE"
-        timeout 300 "$bin/oshrun" -np 1 -x LD_LIBRARY_PATH "$bin/vkshmem-coll-perf" --mib 1 || fails=$((fails + 1))
+        VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 1 -x LD_LIBRARY_PATH "$bin/vkshmem-coll-perf" \
+            --mib 16 || fails=$((fails + 1))
         for np in 2 4; do
             echo "== vkshmem-coll-perf at $np PEs on one GPU (queue-ordered operations only)"
-            timeout 300 "$bin/oshrun" -np $np -x LD_LIBRARY_PATH "$bin/vkshmem-coll-perf" --mib 1 --no-kernel ||
-                fails=$((fails + 1))
+            VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np $np -x LD_LIBRARY_PATH \
+                "$bin/vkshmem-coll-perf" --mib 16 --no-kernel || fails=$((fails + 1))
         done
     fi
     if want cg; then

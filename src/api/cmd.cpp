@@ -6,7 +6,8 @@
 //                                    each byte); putmem_signal: then a quiet and the signal
 //   signal_wait_until, quiet         a relayed wait (vulkan/cmd.hpp)
 //   team_sync                        an arrival (adds to every member's sync counter), then a
-//                                    relayed wait for this PE's counter; barrier_all: quiet first
+//                                    relayed wait for this PE's counter; barrier_all: the arrival
+//                                    completes this PE's proxy requests first
 //   broadcast/fcollect/alltoallmem   sync, the data movement (completed), sync
 //   reductions                       per chunk of the team's scratch area: sync, this PE's chunk
 //                                    into its slot on every member, sync, the combine
@@ -34,11 +35,14 @@ struct Recorder {
         push.state = proxy.cmd_state_address();
         if (auto r = kernels.record(cb, op, groups, push, f64); !r) fatal(call, "{}", r.error().message);
     }
-    // A team sync (the recorded form of vkshmem_arrive_wait_).
-    void sync(std::uint64_t team) {
+    // A team sync (the recorded form of vkshmem_arrive_wait_); a barrier's (quiet) completes this
+    // PE's proxy requests first.
+    void sync(std::uint64_t team, bool quiet = false) {
         CmdPush p;
         p.team = team;
+        p.arg = quiet ? 1 : 0;
         record(CmdOp::Arrive, p);
+        p.arg = 0;
         wait(CmdOp::WaitTeam, p);
     }
     void quiet() { wait(CmdOp::WaitQuiet, CmdPush{}); }
@@ -194,8 +198,7 @@ void vkshmemx_cmd_quiet(VkCommandBuffer cmd) noexcept { recorder(cmd, "vkshmemx_
 void vkshmemx_cmd_barrier_all(VkCommandBuffer cmd) noexcept {
     constexpr const char* call = "vkshmemx_cmd_barrier_all";
     Recorder r = recorder(cmd, call);
-    r.quiet();
-    r.sync(device_team(SHMEM_TEAM_WORLD, call).record);
+    r.sync(device_team(SHMEM_TEAM_WORLD, call).record, true);
 }
 
 void vkshmemx_cmd_team_sync(VkCommandBuffer cmd, shmem_team_t team) noexcept {

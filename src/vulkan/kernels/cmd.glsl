@@ -38,16 +38,15 @@ layout(push_constant) uniform Push {
 #define CMD_WAIT_ID_QUIET 6u
 
 #if defined(CMD_SYNC)
-uint cmd_head = 0u; // CMD_WAIT_QUIET: the ring's head when this workgroup began
+uint cmd_head = 0u;       // CMD_WAIT_QUIET: the ring's head when this workgroup began
+uint64_t cmd_sync = 0ul;  // CMD_WAIT_TEAM: the team's sync counter and the count to wait for,
+uint cmd_target = 0u;     // read once (the record is in host memory on GPUs)
 
 // Whether the relayed wait's condition holds now.
 bool cmd_holds() {
     if (pc.op == CMD_WAIT_SIGNAL)
         return vkshmem_holds_(vkshmem_ld64_(pc.sig), pc.value, vkshmem_cmp_set_(int(pc.arg)), false, 8u);
-    if (pc.op == CMD_WAIT_TEAM) {
-        vkshmem_team_layout t = vkshmem_team_ref_(pc.team).t;
-        return vkshmem_ld32_(t.sync) >= uint(t.reserved0);
-    }
+    if (pc.op == CMD_WAIT_TEAM) return vkshmem_ld32_(cmd_sync) >= cmd_target;
     // quiet: the proxy has completed every request taken before this workgroup looked
     return vkshmem_slots_ == 0u || int(vkshmem_ld32_(vkshmem_done_addr_) - cmd_head) >= 0;
 }
@@ -78,7 +77,24 @@ void main() {
     if (lane != 0u) return;
     if (pc.op == CMD_ARRIVE) {
         // A team sync's arrival (vkshmem_arrive_wait_ without the wait): the target count goes to
-        // the team record, where the relayed wait that follows finds it.
+        // the team record, where the relayed wait that follows finds it. A barrier's (arg 1)
+        // first waits for the proxy to complete every request taken so far (a quiet: it waits for
+        // this PE's CPU, never for another PE's kernel).
+        if (pc.arg == 1u && vkshmem_slots_ != 0u) {
+            cmd_head = vkshmem_ld32_(vkshmem_ring_addr_);
+            uint n = vkshmem_wait_iters_(), i;
+            bool quiet = false;
+            for (i = 0u; i < n; ++i) {
+                if (cmd_holds()) {
+                    quiet = true;
+                    break;
+                }
+                if (vkshmem_backoff_()) break;
+            }
+            vkshmem_charge_(i + 2u);
+            if (!quiet && !cmd_holds()) vkshmem_error_(VKSHMEM_ERR_PROXY_TIMEOUT, CMD_WAIT_ID_QUIET);
+            vkshmem_fence_();
+        }
         vkshmem_team_ref_ ref = vkshmem_team_ref_(pc.team);
         vkshmem_team_layout t = ref.t;
         uint epoch = uint(vkshmem_load_(t.sync, 8u) >> 32);
@@ -92,6 +108,10 @@ void main() {
         return;
     }
     if (vkshmem_slots_ != 0u) cmd_head = vkshmem_ld32_(vkshmem_ring_addr_);
+    if (pc.op == CMD_WAIT_TEAM) {
+        cmd_sync = vkshmem_team_ref_(pc.team).t.sync;
+        cmd_target = uint(vkshmem_team_ref_(pc.team).t.reserved0);
+    }
     // A relayed wait (arg2 0): the dispatch's workgroups wait in turn (on lavapipe one after
     // another, each with a loop budget of its own, so the wait can outlast one workgroup's
     // ~100 ms), each ending once the condition holds; the last to finish re-checks and reports a
