@@ -278,7 +278,7 @@ void Runtime::quiet() { rma::quiet(); }
 
 CmdKernels& Runtime::cmd_kernels() {
     std::lock_guard lk(mu_);
-    if (!cmd_) cmd_ = std::make_unique<CmdKernels>(*device_);
+    if (!cmd_) cmd_ = std::make_unique<CmdKernels>(*device_, memory_->device_has_peer());
     return *cmd_;
 }
 

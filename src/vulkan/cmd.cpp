@@ -73,6 +73,7 @@ Result<void> CmdKernels::record(VkCommandBuffer cb, CmdOp op, std::uint32_t grou
 
 Result<void> CmdKernels::record_wait(VkCommandBuffer cb, CmdOp op, CmdPush push) {
     if (on_cpu(dev_)) return record(cb, op, 64, push);
+    if (!shared_) return record(cb, op, 1, push);
     std::lock_guard lk(mu_);
     auto k = kernel(kSync);
     if (!k) return k.error();

@@ -38,7 +38,8 @@ enum class CmdOp : std::uint32_t {
 
 class CmdKernels {
 public:
-    explicit CmdKernels(VulkanDevice& dev) : dev_(dev) {}
+    // shared: another PE of this node uses the same device (its waits are sliced on GPUs).
+    CmdKernels(VulkanDevice& dev, bool shared) : dev_(dev), shared_(shared) {}
     ~CmdKernels();
     // Records one operation: `groups` workgroups of the pipeline that carries it out (created
     // now if this is its first use; lavapipe compiles it at the first dispatch). f64: a
@@ -46,10 +47,11 @@ public:
     Result<void> record(VkCommandBuffer cb, CmdOp op, std::uint32_t groups, CmdPush push, bool f64 = false);
     // Records a wait (WaitSignal, WaitTeam, WaitQuiet). On lavapipe: one dispatch of 64
     // workgroups that wait in turn, each with a loop budget of its own, so the wait can last
-    // seconds. On GPUs: a chain of short dispatches (slices) of growing length, the later ones
-    // reduced to nothing (an indirect dispatch of 0 groups) once one sees the condition hold:
-    // the driver runs no other process's kernel while one of a process's runs (measured on an
-    // H100), so a PE that shares its GPU must not wait inside one long kernel for another's work.
+    // seconds. On a GPU of this PE alone: one dispatch. On a GPU that other PEs share: a chain of
+    // short dispatches (slices) of growing length, the later ones reduced to nothing (an
+    // indirect dispatch of 0 groups) once one sees the condition hold: the driver runs no other
+    // process's kernel while one of a process's runs (measured on an H100), so such a PE must not
+    // wait inside one long kernel for another's work.
     Result<void> record_wait(VkCommandBuffer cb, CmdOp op, CmdPush push);
     // Workgroups of a transfer of `bytes` (split over all their invocations): enough to spread it
     // over a GPU's multiprocessors, one on lavapipe, whose workgroups run one after another.
@@ -58,6 +60,7 @@ public:
 private:
     enum Which { kXfer, kSync, kCombine, kCombineF64, kCount };
     VulkanDevice& dev_;
+    bool shared_;
     Result<VulkanKernel*> kernel(Which w); // (mu_ held)
     std::unique_ptr<VulkanKernel> k_[kCount];
     // The group counts of the sliced waits: one entry of 16 bytes (x, y, z) per recorded wait,
