@@ -136,6 +136,7 @@ uint64_t vkshmem_mailboxes_ = 0, vkshmem_peers_addr_ = 0;
 uint vkshmem_n_mailboxes_ = 0u;
 float vkshmem_spin_, vkshmem_spin_q_, vkshmem_spin_stop_; /* the back-off chain (vkshmem_backoff_) */
 uint64_t vkshmem_teams_ = 0; /* team slot 0's record (vkshmem_team_layout); 0: none */
+uint64_t vkshmem_teams_local_ = 0; /* the same records in device-local memory; 0: none */
 uint vkshmem_team_stride_ = 0u, vkshmem_n_teams_ = 0u;
 bool vkshmem_pending_ = false; /* this invocation has proxy tickets that may not be complete */
 uint vkshmem_last_ticket_ = 0u;
@@ -277,6 +278,7 @@ void vkshmem_init(uint64_t state) {
     vkshmem_n_mailboxes_ = 0u;
     vkshmem_last_ticket_ = 0u;
     vkshmem_teams_ = uint64_t(0);
+    vkshmem_teams_local_ = uint64_t(0);
     if (state != uint64_t(0)) {
         vkshmem_st_ = vkshmem_state_ref_(state);
         if (vkshmem_st_.s.magic == VKSHMEM_ABI_MAGIC && vkshmem_st_.s.version == VKSHMEM_ABI_VERSION) {
@@ -294,6 +296,7 @@ void vkshmem_init(uint64_t state) {
             vkshmem_spin_q_ = float(vkshmem_polls_ | 3u);
             vkshmem_spin_stop_ = -float(vkshmem_st_.s.magic);
             vkshmem_teams_ = vkshmem_st_.s.teams;
+            vkshmem_teams_local_ = vkshmem_st_.s.teams_local;
             vkshmem_team_stride_ = vkshmem_st_.s.team_stride;
             vkshmem_n_teams_ = vkshmem_st_.s.n_teams;
             vkshmem_slots_ = 0u;

@@ -11,7 +11,7 @@
 #define VKSHMEM_ABI_H
 
 #define VKSHMEM_ABI_MAGIC 0x766b7368u /* "vksh" */
-#define VKSHMEM_ABI_VERSION 5u
+#define VKSHMEM_ABI_VERSION 6u
 
 /* vkshmem_state.flags */
 #define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
@@ -133,7 +133,9 @@ using u64 = std::uint64_t;
  *   offset 88: hlsl_seg_shift, hlsl_map  (the HLSL library's heap bindings, see below)
  *   offset 96: teams, team_stride, n_teams (the team records, vkshmem_team_layout)
  *   offset 112: relay (counts the workgroups of relayed waits that finished: vulkan/kernels/cmd.glsl)
- * 120 bytes.
+ *   offset 120: teams_local (a copy of the team records in device-local memory, or 0; the GLSL
+ *               library reads and updates a team's record there: teams_local + (handle - teams))
+ * 128 bytes.
  *
  * HLSL heap bindings: every heap is cut in segments of 1 << hlsl_seg_shift bytes (the last one
  * shorter); hlsl_map is the byte offset from this block of u32[n_pes * 2], entry pe * 2 + space
@@ -164,6 +166,7 @@ VKSHMEM_ABI_STRUCT(vkshmem_state_layout) {
     u32 n_teams;     /* slots: 0 is SHMEM_TEAM_WORLD, 1 SHMEM_TEAM_SHARED, the rest split teams */
     u32 relay;
     u32 pad0;
+    u64 teams_local;
 };
 
 /*
@@ -312,7 +315,7 @@ VKSHMEM_ABI_STRUCT(vkshmem_request_layout) {
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(vkshmem_state_layout) == 120);
+static_assert(sizeof(vkshmem_state_layout) == 128);
 static_assert(sizeof(vkshmem_team_layout) == 64);
 static_assert(sizeof(vkshmem_peer_layout) == 16);
 static_assert(sizeof(vkshmem_ring_layout) == 64);

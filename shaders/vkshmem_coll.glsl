@@ -27,6 +27,14 @@ uint64_t vkshmem_team_slot_(uint slot) {
                : uint64_t(0);
 }
 
+/* This PE's record of `team`: the copy in device-local memory the host also writes (state.teams_local)
+ * where there is one, read there without crossing the bus; the handle names the state block's. */
+vkshmem_team_ref_ vkshmem_team_(uint64_t team) {
+    return vkshmem_team_ref_(vkshmem_teams_local_ != uint64_t(0) && team != uint64_t(0)
+                                 ? vkshmem_teams_local_ + (team - vkshmem_teams_)
+                                 : team);
+}
+
 /* Whether `team` is the record of a live team of this PE (recorded as an error otherwise, when
  * report). */
 bool vkshmem_team_ok_(uint64_t team, bool report) {
@@ -34,14 +42,14 @@ bool vkshmem_team_ok_(uint64_t team, bool report) {
     bool ok = vkshmem_ok_ && team != uint64_t(0) && vkshmem_teams_ != uint64_t(0) && vkshmem_team_stride_ != 0u &&
               off < uint64_t(vkshmem_n_teams_) * uint64_t(vkshmem_team_stride_) &&
               off % uint64_t(vkshmem_team_stride_) == uint64_t(0);
-    if (ok) ok = vkshmem_team_ref_(team).t.live == VKSHMEM_TEAM_LIVE;
+    if (ok) ok = vkshmem_team_(team).t.live == VKSHMEM_TEAM_LIVE;
     if (!ok && report) vkshmem_error_(VKSHMEM_ERR_BAD_TEAM, uint(team));
     return ok;
 }
 
-int shmem_team_my_pe(shmem_team_t team) { return vkshmem_team_ok_(team, false) ? vkshmem_team_ref_(team).t.me : -1; }
+int shmem_team_my_pe(shmem_team_t team) { return vkshmem_team_ok_(team, false) ? vkshmem_team_(team).t.me : -1; }
 int shmem_team_n_pes(shmem_team_t team) {
-    return vkshmem_team_ok_(team, false) ? vkshmem_team_ref_(team).t.size : -1;
+    return vkshmem_team_ok_(team, false) ? vkshmem_team_(team).t.size : -1;
 }
 
 /* The world PE of member `i` of a team record. */
@@ -50,7 +58,7 @@ int vkshmem_member_(vkshmem_team_layout t, int i) { return vkshmem_pes_ref_(t.pe
 /* src_pe of src_team as a PE of dest_team, or -1 (not a member, or a handle that is no team). */
 int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team) {
     if (!vkshmem_team_ok_(src_team, false) || !vkshmem_team_ok_(dest_team, false)) return -1;
-    vkshmem_team_layout s = vkshmem_team_ref_(src_team).t, d = vkshmem_team_ref_(dest_team).t;
+    vkshmem_team_layout s = vkshmem_team_(src_team).t, d = vkshmem_team_(dest_team).t;
     if (src_pe < 0 || src_pe >= s.size) return -1;
     int world = vkshmem_member_(s, src_pe);
     if (!vkshmem_reserve_(uint(d.size) + 1u)) {
@@ -80,8 +88,8 @@ bool vkshmem_coll_begin_(uint64_t team, bool wg, out vkshmem_team_layout t) {
     bool ok = false;
     if (!wg || gl_LocalInvocationIndex == 0u) {
         if (vkshmem_team_ok_(team, true)) {
-            ok = atomicCompSwap(vkshmem_team_ref_(team).t.busy, 0u, 1u) == 0u;
-            if (!ok) vkshmem_error_(VKSHMEM_ERR_COLL_BUSY, uint(vkshmem_team_ref_(team).t.slot));
+            ok = atomicCompSwap(vkshmem_team_(team).t.busy, 0u, 1u) == 0u;
+            if (!ok) vkshmem_error_(VKSHMEM_ERR_COLL_BUSY, uint(vkshmem_team_(team).t.slot));
         }
     }
     if (wg) {
@@ -90,13 +98,13 @@ bool vkshmem_coll_begin_(uint64_t team, bool wg, out vkshmem_team_layout t) {
         ok = vkshmem_coll_entered_ != 0u;
         barrier();
     }
-    if (ok) t = vkshmem_team_ref_(team).t;
+    if (ok) t = vkshmem_team_(team).t;
     else t.size = 0;
     return ok;
 }
 
 void vkshmem_coll_end_(uint64_t team, bool wg, bool entered) {
-    if (entered && (!wg || gl_LocalInvocationIndex == 0u)) atomicExchange(vkshmem_team_ref_(team).t.busy, 0u);
+    if (entered && (!wg || gl_LocalInvocationIndex == 0u)) atomicExchange(vkshmem_team_(team).t.busy, 0u);
 }
 
 uint vkshmem_coll_lane_(bool wg) { return wg ? gl_LocalInvocationIndex : 0u; }

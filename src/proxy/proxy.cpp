@@ -135,6 +135,15 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     st->team_stride = static_cast<std::uint32_t>(L.team_stride);
     st->n_teams = kMaxTeams;
     std::memcpy(p->base_ + L.hlsl_map, p->descriptors_->map().data(), sizeof(std::uint32_t) * 2 * std::size_t(n));
+    // The team records again where a GPU reads them without crossing the bus (the state block is
+    // host memory, which the proxy reads): the GLSL library's collectives read and update them
+    // there. Without such memory, shaders use the state block's.
+    if (auto t = dev.allocate_mapped(L.team_stride * kMaxTeams, VulkanDevice::MappedUse::ShaderReads)) {
+        p->teams_local_ = *t;
+        p->teams_base_ = static_cast<char*>(p->teams_local_.mapped);
+        std::memset(p->teams_base_, 0, L.team_stride * kMaxTeams);
+        st->teams_local = p->teams_local_.address;
+    }
     // The recorded operations' own copy of the state block: their errors, which no dispatch call
     // reports, are the thread's to report (check_cmd_error).
     auto cmd = dev.allocate_mapped(256, VulkanDevice::MappedUse::HostReads);
@@ -195,28 +204,39 @@ Proxy::~Proxy() {
     descriptors_.reset();
     dev_.release(block_);
     if (cmd_base_) dev_.release(cmd_block_);
+    if (teams_base_) dev_.release(teams_local_);
     if (ans_) dev_.release(answers_);
 }
 
 void Proxy::publish_team(int slot, int me, const std::vector<int>& members, std::uint64_t sync, std::uint64_t scratch,
                          std::uint32_t scratch_bytes) {
-    char* rec = base_ + at_.teams + static_cast<std::size_t>(slot) * at_.team_stride;
-    auto* t = reinterpret_cast<vkshmem_team_layout*>(rec);
-    std::memcpy(rec + sizeof(vkshmem_team_layout), members.data(), sizeof(std::int32_t) * members.size());
-    t->size = static_cast<std::int32_t>(members.size());
-    t->me = me;
-    t->slot = slot;
-    t->sync = sync;
-    t->scratch = scratch;
-    t->scratch_bytes = scratch_bytes;
-    t->busy = 0;
-    t->pes = block_.address + at_.teams + static_cast<std::size_t>(slot) * at_.team_stride + sizeof(vkshmem_team_layout);
-    std::atomic_ref<std::uint32_t>(t->live).store(VKSHMEM_TEAM_LIVE, std::memory_order_release);
+    const std::size_t off = static_cast<std::size_t>(slot) * at_.team_stride;
+    // The state block's record (the handle, and the HLSL library's), then the device-local copy.
+    for (auto [base, address] : {std::pair{base_ + at_.teams, block_.address + at_.teams},
+                                 std::pair{teams_base_, teams_local_.address}}) {
+        if (!base) continue;
+        char* rec = base + off;
+        auto* t = reinterpret_cast<vkshmem_team_layout*>(rec);
+        std::memcpy(rec + sizeof(vkshmem_team_layout), members.data(), sizeof(std::int32_t) * members.size());
+        t->size = static_cast<std::int32_t>(members.size());
+        t->me = me;
+        t->slot = slot;
+        t->sync = sync;
+        t->scratch = scratch;
+        t->scratch_bytes = scratch_bytes;
+        t->busy = 0;
+        t->reserved0 = 0;
+        t->pes = address + off + sizeof(vkshmem_team_layout);
+        std::atomic_ref<std::uint32_t>(t->live).store(VKSHMEM_TEAM_LIVE, std::memory_order_release);
+    }
 }
 
 void Proxy::retire_team(int slot) {
-    auto* t = reinterpret_cast<vkshmem_team_layout*>(base_ + at_.teams + static_cast<std::size_t>(slot) * at_.team_stride);
-    std::atomic_ref<std::uint32_t>(t->live).store(0, std::memory_order_release);
+    const std::size_t off = static_cast<std::size_t>(slot) * at_.team_stride;
+    for (char* base : {base_ + at_.teams, teams_base_})
+        if (base)
+            std::atomic_ref<std::uint32_t>(reinterpret_cast<vkshmem_team_layout*>(base + off)->live)
+                .store(0, std::memory_order_release);
 }
 
 std::uint64_t Proxy::team_address(int slot) const {

@@ -71,6 +71,8 @@ private:
     static constexpr std::size_t kAnswersAt = 256;
     DeviceMemory answers_;
     DeviceMemory cmd_block_;
+    DeviceMemory teams_local_; // the team records again, device-local (state.teams_local)
+    char* teams_base_ = nullptr;
     char* cmd_base_ = nullptr;
     char* ans_ = nullptr;
     char* base_ = nullptr; // mapped block_

@@ -67,7 +67,7 @@ void main() {
         return;
     }
     if (pc.op == CMD_MOVE) {
-        vkshmem_team_layout t = vkshmem_team_ref_(pc.team).t;
+        vkshmem_team_layout t = vkshmem_team_(pc.team).t;
         vkshmem_coll_move_(pc.arg, t, pc.dest, pc.src, pc.bytes, pc.pe, lane, lanes);
         shmem_quiet();
         return;
@@ -95,7 +95,7 @@ void main() {
             if (!quiet && !cmd_holds()) vkshmem_error_(VKSHMEM_ERR_PROXY_TIMEOUT, CMD_WAIT_ID_QUIET);
             vkshmem_fence_();
         }
-        vkshmem_team_ref_ ref = vkshmem_team_ref_(pc.team);
+        vkshmem_team_ref_ ref = vkshmem_team_(pc.team);
         vkshmem_team_layout t = ref.t;
         uint epoch = uint(vkshmem_load_(t.sync, 8u) >> 32);
         ref.t.reserved0 = uint64_t(uint(t.size) * (epoch + 1u));
@@ -109,8 +109,8 @@ void main() {
     }
     if (vkshmem_slots_ != 0u) cmd_head = vkshmem_ld32_(vkshmem_ring_addr_);
     if (pc.op == CMD_WAIT_TEAM) {
-        cmd_sync = vkshmem_team_ref_(pc.team).t.sync;
-        cmd_target = uint(vkshmem_team_ref_(pc.team).t.reserved0);
+        cmd_sync = vkshmem_team_(pc.team).t.sync;
+        cmd_target = uint(vkshmem_team_(pc.team).t.reserved0);
     }
     // A relayed wait (arg2 0): the dispatch's workgroups wait in turn (on lavapipe one after
     // another, each with a loop budget of its own, so the wait can outlast one workgroup's
@@ -143,7 +143,7 @@ void main() {
 #else
     // The combine step of a recorded reduction: elements [0, bytes) of the chunk in this PE's
     // scratch slots (sig elements apart) into dest, in member order.
-    vkshmem_team_layout t = vkshmem_team_ref_(pc.team).t;
+    vkshmem_team_layout t = vkshmem_team_(pc.team).t;
     uint w = vkshmem_kind_bytes_(pc.arg);
     uint per = uint((pc.bytes + uint64_t(lanes) - 1ul) / uint64_t(lanes));
     if (!vkshmem_reserve_(per * uint(t.size) + 2u)) {
