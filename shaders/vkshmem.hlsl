@@ -43,6 +43,7 @@
 #define VKSHMEM_WAIT_ID_RING_SLOT 4u
 #define VKSHMEM_WAIT_ID_PROXY_REPLY 5u
 #define VKSHMEM_WAIT_ID_QUIET 6u
+#define VKSHMEM_WAIT_ID_TEAM_SYNC 7u
 #define VKSHMEM_WAIT_BUDGET_BIT 0x100u
 
 /* The descriptor set the runtime binds (vkshmemx_kernel: 0), and how many heap bindings this
@@ -238,6 +239,13 @@ static uint vkshmem_last_ticket_ = 0u;
 static uint vkshmem_lane_ = 0u;  /* SV_GroupIndex */
 static uint vkshmem_lanes_ = 1u; /* invocations per workgroup */
 static uint vkshmem_cell_ = 0u;  /* this subgroup's loop budget cell */
+/* The team records (vkshmem_coll.hlsl): team slot 0's device address (a team handle is a record's
+ * address, as in GLSL) and offset in binding 0, which holds them; the state block's address. */
+static uint64_t vkshmem_self_ = 0;
+static uint64_t vkshmem_teams_ = 0;
+static uint vkshmem_teams_off_ = 0u;
+static uint vkshmem_team_stride_ = 0u;
+static uint vkshmem_n_teams_ = 0u;
 
 #if VKSHMEM_LOOP_BUDGET != 0
 groupshared uint vkshmem_budget_[VKSHMEM_BUDGET_CELLS];
@@ -421,11 +429,14 @@ void vkshmem_init(uint local_index, uint wg_size) {
     vkshmem_n_mailboxes_ = 0u;
     vkshmem_pending_ = false;
     vkshmem_last_ticket_ = 0u;
+    vkshmem_teams_ = 0u;
+    vkshmem_n_teams_ = 0u;
     vkshmem_lane_ = local_index;
     vkshmem_lanes_ = wg_size > 0u ? wg_size : 1u;
     vkshmem_cell_ = (WaveReadLaneFirst(local_index) / WaveGetLaneCount()) & (VKSHMEM_BUDGET_CELLS - 1u);
     if (vkshmem_sld_(0u) == VKSHMEM_ABI_MAGIC && vkshmem_sld_(4u) == VKSHMEM_ABI_VERSION) {
         uint64_t self = vkshmem_sld64_(80u);
+        vkshmem_self_ = self;
         vkshmem_me_ = asint(vkshmem_sld_(8u));
         vkshmem_npes_ = asint(vkshmem_sld_(12u));
         vkshmem_hbase_ = vkshmem_sld64_(16u);
@@ -439,6 +450,13 @@ void vkshmem_init(uint local_index, uint wg_size) {
         vkshmem_shift_ = vkshmem_sld_(88u);
         vkshmem_mask_ = (1u << vkshmem_shift_) - 1u;
         vkshmem_map_off_ = vkshmem_sld_(92u);
+        uint64_t teams = vkshmem_sld64_(96u);
+        if (teams != 0u) {
+            vkshmem_teams_ = teams;
+            vkshmem_teams_off_ = (uint)(teams - self);
+            vkshmem_team_stride_ = vkshmem_sld_(104u);
+            vkshmem_n_teams_ = vkshmem_sld_(108u);
+        }
         vkshmem_nseg_h_ = (uint)((vkshmem_hsize_ + vkshmem_u64_(vkshmem_mask_)) >> vkshmem_shift_);
         vkshmem_nseg_d_ = (uint)((vkshmem_dsize_ + vkshmem_u64_(vkshmem_mask_)) >> vkshmem_shift_);
         vkshmem_spin_ = float(vkshmem_polls_);
@@ -1292,37 +1310,8 @@ uint64_t shmem_signal_wait_until(uint64_t sig_addr, int cmp, uint64_t cmp_value)
     return vkshmem_wait_(sig_addr, cmp, cmp_value, false, 8u, VKSHMEM_ERR_WAIT_TIMEOUT, VKSHMEM_WAIT_ID_SIGNAL_WAIT_UNTIL);
 }
 
-/* ---- Barrier: one workgroup per PE ---------------------------------------------------------- */
-/* As in vkshmem.glsl, with 32-bit atomics: `counter` is a symmetric uint64_t the host zeroes
- * once; its low word counts arrivals (every PE adds 1 on every PE), its high word this PE's own
- * barriers (this PE adds 1 to it first; nobody else writes it). Interoperates with the GLSL
- * library's barrier on the same counter. */
-void shmem_barrier_all_wg(uint64_t counter) {
-    shmem_quiet();
-    GroupMemoryBarrierWithGroupSync();
-    uint bf;
-    uint64_t off;
-    bool mine = false;
-    if (vkshmem_lane_ == 0u && vkshmem_ok_) mine = vkshmem_local_(counter, 8u, bf, off);
-    if (mine) {
-        uint epoch = vkshmem_ald_(bf, off + 4u);
-        if (!vkshmem_reserve_(uint(vkshmem_npes_) + 2u)) {
-            vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, uint(vkshmem_npes_));
-        } else {
-            vkshmem_amo32_(counter + 4u, VKSHMEM_AMO_ADD, 1u, 0u, vkshmem_me_, false);
-            vkshmem_fence_();
-            for (int k = 0; k < vkshmem_npes_; ++k) {
-                int pe = (vkshmem_me_ + k) % vkshmem_npes_;
-                vkshmem_amo32_(counter, VKSHMEM_AMO_ADD, 1u, 0u, pe, false);
-            }
-            uint target = uint(vkshmem_npes_) * (epoch + 1u);
-            vkshmem_wait_(counter, SHMEM_CMP_GE, vkshmem_u64_(target), false, 4u, VKSHMEM_ERR_WAIT_TIMEOUT,
-                          VKSHMEM_WAIT_ID_BARRIER);
-        }
-    }
-    vkshmem_fence_();
-    GroupMemoryBarrierWithGroupSync();
-}
+/* ---- Teams, barriers and collectives -------------------------------------------------------- */
+#include "vkshmem_coll.hlsl"
 
 /* ---- Typed and sized routines (generated) --------------------------------------------------- */
 #include "vkshmem_typed.hlsl"

@@ -9,15 +9,16 @@
 //          shmem_team_sync_wg, 4 quiet + shmem_sync_all_wg), chunk 1 the thread forms by
 //          invocation 0 (1 shmem_barrier_all, 3 quiet + shmem_team_sync, 5 quiet + shmem_sync_all).
 //          Mismatches and wrong team queries go to the word at pc.arg0 + 8 * 64.
-//   MEM:   pc.count records, in order: r.op 0 broadcastmem (root r.pe), 1 collectmem, 2 fcollectmem,
-//          3 alltoallmem of r.n bytes from r.src to r.dst on the team r.a; chunk 0 the thread forms
-//          (by invocation 0), chunk 1 the _wg forms. The return value goes to r.c (a uint).
-//   TYPED: the same with r.n elements: r.op 0 short_broadcast, 1 int_collect_wg, 2 long_fcollect,
+//   MEM:   pc.count records, in order, of the collective of the chunk: 0 broadcastmem (root
+//          r.pe), 2 collectmem, 4 fcollectmem, 6 alltoallmem, of r.n bytes from r.src to r.dst on
+//          the team r.a, in the thread form (by invocation 0); chunk + 1 the same in the _wg form.
+//          The return value goes to r.c (a uint).
+//   TYPED: the same with r.n elements: chunk 0 short_broadcast, 1 int_collect_wg, 2 long_fcollect,
 //          3 float_alltoall_wg.
-//   RED:   records of one operation per chunk, r.type an index into the chunk's table below
-//          (test_hlsl_coll.cpp has the same), each type in the form the table gives.
-// Few library calls per kernel: lavapipe inlines each call and its compile time grows faster than
-// the code (HLSL more so than GLSL: every memory access is a chain over the bindings).
+//   RED:   records of the reduction of the chunk (the table below; test_hlsl_coll.cpp has the same).
+// One collective per kernel (three syncs in SYNC): lavapipe inlines each call and its compile time grows much
+// faster than the code (HLSL more so than GLSL: every memory access is a chain over the bindings);
+// cold, on one CPU beside other work: one collective about 3 s, two 6-18 s, four about 60 s.
 // No collective waits for an atomic a host posts, so the kernels leave out the AMO mailbox serving,
 // which lavapipe compiles into every wait before it drops it.
 #define VKSHMEM_HLSL_NO_MAILBOX
@@ -37,6 +38,7 @@ struct Rec {
     uint op;
     uint type;
     int pe;
+    uint flags;
     uint64_t dst;
     uint64_t src;
     uint64_t n;
@@ -44,39 +46,104 @@ struct Rec {
     uint64_t c;
 };
 
-/* The fields these kernels use (the layout of Rec in shader_test.hpp). */
+/* Record i, read with one access per binding (white-box: the library's binding chain), not a
+ * public load per field: every access is a chain over the bindings, which lavapipe compiles slowly. */
 Rec rec(uint i) {
-    uint64_t p = pc.recs + i * 64u;
+    uint4 w0 = uint4(0u, 0u, 0u, 0u), w1 = w0, w2 = w0, w3 = w0;
+    uint bf;
+    uint64_t off;
+    if (vkshmem_local_(pc.recs + i * 64u, 64u, bf, off)) {
+        uint b = vkshmem_bind_(bf, off), o = vkshmem_boff_(bf, off);
+#define REC_LOAD(B) w0 = B.Load4(o); w1 = B.Load4(o + 16u); w2 = B.Load4(o + 32u); w3 = B.Load4(o + 48u);
+        VKSHMEM_ON_(REC_LOAD)
+#undef REC_LOAD
+    }
     Rec r;
-    r.op = vkshmemx_load32(p);
-    r.type = vkshmemx_load32(p + 4u);
-    r.pe = asint(vkshmemx_load32(p + 8u));
-    r.dst = vkshmemx_load64(p + 16u);
-    r.src = vkshmemx_load64(p + 24u);
-    r.n = vkshmemx_load64(p + 32u);
-    r.a = vkshmemx_load64(p + 40u);
-    r.c = vkshmemx_load64(p + 56u);
+    r.op = w0.x;
+    r.type = w0.y;
+    r.pe = asint(w0.z);
+    r.flags = w0.w;
+    r.dst = vkshmem_join_(w1.x, w1.y);
+    r.src = vkshmem_join_(w1.z, w1.w);
+    r.n = vkshmem_join_(w2.x, w2.y);
+    r.a = vkshmem_join_(w2.z, w2.w);
+    r.c = vkshmem_join_(w3.z, w3.w);
     return r;
 }
 
 /* The value member idx puts in round `round` (coll.glsl's). */
 uint64_t live_value(uint round, int idx) { return vkshmem_join_(uint(idx) * 2654435761u, round + 1u); }
 
-#if defined(VARIANT_RED)
-/* RED_T(i, F): type i in the thread form (invocation 0), RED_W(i, F): in the _wg form. */
-#define RED_T(i, F) else if (r.type == i) { if (li == 0u) rc = F(r.a, r.dst, r.src, r.n); }
-#define RED_W(i, F) else if (r.type == i) { rc = F(r.a, r.dst, r.src, r.n); }
-#if CHUNK == 0
-#define RED_CASES RED_T(0u, shmem_int_sum_reduce) RED_W(1u, shmem_uint_sum_reduce_wg) RED_T(2u, shmem_float_sum_reduce) \
-                  RED_W(3u, shmem_ulong_sum_reduce_wg)
+#if defined(VARIANT_MEM) || defined(VARIANT_TYPED)
+/* The collective of this chunk, and its arguments; MEM chunk c: the form c & 1 (1: _wg). */
+#if defined(VARIANT_MEM) && CHUNK == 0
+#define COLL_CALL shmem_broadcastmem
+#elif defined(VARIANT_MEM) && CHUNK == 1
+#define COLL_CALL shmem_broadcastmem_wg
+#elif defined(VARIANT_MEM) && CHUNK == 2
+#define COLL_CALL shmem_collectmem
+#elif defined(VARIANT_MEM) && CHUNK == 3
+#define COLL_CALL shmem_collectmem_wg
+#elif defined(VARIANT_MEM) && CHUNK == 4
+#define COLL_CALL shmem_fcollectmem
+#elif defined(VARIANT_MEM) && CHUNK == 5
+#define COLL_CALL shmem_fcollectmem_wg
+#elif defined(VARIANT_MEM) && CHUNK == 6
+#define COLL_CALL shmem_alltoallmem
+#elif defined(VARIANT_MEM)
+#define COLL_CALL shmem_alltoallmem_wg
+#elif CHUNK == 0
+#define COLL_CALL shmem_short_broadcast
 #elif CHUNK == 1
-#define RED_CASES RED_W(0u, shmem_int_max_reduce_wg) RED_T(1u, shmem_uint_max_reduce) RED_W(2u, shmem_float_max_reduce_wg) \
-                  RED_T(3u, shmem_long_max_reduce)
+#define COLL_CALL shmem_int_collect_wg
 #elif CHUNK == 2
-#define RED_CASES RED_W(0u, shmem_uint_xor_reduce_wg) RED_T(1u, shmem_int32_xor_reduce)
+#define COLL_CALL shmem_long_fcollect
 #else
-#define RED_CASES RED_T(0u, shmem_long_prod_reduce) RED_W(1u, shmem_ulong_prod_reduce_wg)
+#define COLL_CALL shmem_float_alltoall_wg
 #endif
+#if defined(VARIANT_MEM)
+#define COLL_WG ((CHUNK & 1) == 1)
+#define COLL_ROOTED (CHUNK < 2)
+#else
+#define COLL_WG (CHUNK == 1 || CHUNK == 3)
+#define COLL_ROOTED (CHUNK == 0)
+#endif
+#if COLL_ROOTED
+#define COLL_ARGS r.a, r.dst, r.src, r.n, r.pe
+#else
+#define COLL_ARGS r.a, r.dst, r.src, r.n
+#endif
+#endif
+
+#if defined(VARIANT_RED)
+/* The reduction of each chunk (test_hlsl_coll.cpp has the same table), and whether the kernel
+ * calls its _wg form (every invocation) or its thread form (invocation 0). */
+#if CHUNK == 0
+#define RED_CALL shmem_int_sum_reduce
+#elif CHUNK == 1
+#define RED_CALL shmem_uint_sum_reduce_wg
+#elif CHUNK == 2
+#define RED_CALL shmem_float_sum_reduce
+#elif CHUNK == 3
+#define RED_CALL shmem_ulong_sum_reduce_wg
+#elif CHUNK == 4
+#define RED_CALL shmem_int_max_reduce_wg
+#elif CHUNK == 5
+#define RED_CALL shmem_uint_max_reduce
+#elif CHUNK == 6
+#define RED_CALL shmem_float_max_reduce_wg
+#elif CHUNK == 7
+#define RED_CALL shmem_long_max_reduce
+#elif CHUNK == 8
+#define RED_CALL shmem_uint_xor_reduce_wg
+#elif CHUNK == 9
+#define RED_CALL shmem_int32_xor_reduce
+#elif CHUNK == 10
+#define RED_CALL shmem_long_prod_reduce
+#else
+#define RED_CALL shmem_ulong_prod_reduce_wg
+#endif
+#define RED_WG (CHUNK == 1 || CHUNK == 3 || CHUNK == 4 || CHUNK == 6 || CHUNK == 8 || CHUNK == 11)
 #endif
 
 #define WG 64
@@ -143,29 +210,14 @@ void main(uint li : SV_GroupIndex) {
     for (uint i = 0u; i < pc.count; ++i) {
         Rec r = rec(i);
         int rc = 0;
-#if defined(VARIANT_MEM) && CHUNK == 1
-        if (r.op == 0u) rc = shmem_broadcastmem_wg(r.a, r.dst, r.src, r.n, r.pe);
-        else if (r.op == 1u) rc = shmem_collectmem_wg(r.a, r.dst, r.src, r.n);
-        else if (r.op == 2u) rc = shmem_fcollectmem_wg(r.a, r.dst, r.src, r.n);
-        else rc = shmem_alltoallmem_wg(r.a, r.dst, r.src, r.n);
-#elif defined(VARIANT_MEM)
-        if (li == 0u) {
-            if (r.op == 0u) rc = shmem_broadcastmem(r.a, r.dst, r.src, r.n, r.pe);
-            else if (r.op == 1u) rc = shmem_collectmem(r.a, r.dst, r.src, r.n);
-            else if (r.op == 2u) rc = shmem_fcollectmem(r.a, r.dst, r.src, r.n);
-            else rc = shmem_alltoallmem(r.a, r.dst, r.src, r.n);
-        }
-#elif defined(VARIANT_TYPED)
-        if (r.op == 1u) rc = shmem_int_collect_wg(r.a, r.dst, r.src, r.n);
-        else if (r.op == 3u) rc = shmem_float_alltoall_wg(r.a, r.dst, r.src, r.n);
-        else if (li == 0u) {
-            if (r.op == 0u) rc = shmem_short_broadcast(r.a, r.dst, r.src, r.n, r.pe);
-            else rc = shmem_long_fcollect(r.a, r.dst, r.src, r.n);
-        }
+#if (defined(VARIANT_MEM) || defined(VARIANT_TYPED)) && COLL_WG
+        rc = COLL_CALL(COLL_ARGS);
+#elif defined(VARIANT_MEM) || defined(VARIANT_TYPED)
+        if (li == 0u) rc = COLL_CALL(COLL_ARGS);
+#elif defined(VARIANT_RED) && RED_WG
+        rc = RED_CALL(r.a, r.dst, r.src, r.n);
 #elif defined(VARIANT_RED)
-        if (false) {
-        }
-        RED_CASES
+        if (li == 0u) rc = RED_CALL(r.a, r.dst, r.src, r.n);
 #endif
         if (li == 0u) vkshmemx_store32(r.c, asuint(rc));
         GroupMemoryBarrierWithGroupSync();

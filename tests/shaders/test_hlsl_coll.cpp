@@ -37,55 +37,53 @@ TEST_CASE("HLSL: barrier and sync rounds on SHMEM_TEAM_WORLD and a split team", 
 TEST_CASE("HLSL: broadcastmem, collectmem, fcollectmem, alltoallmem back to back", "[hlsl][mem]") {
     if (skip_here()) return;
     const Teams teams;
-    for (bool wg : {false, true}) {
-        const auto kp = warm(wg ? "hlsl_coll_mem_1" : "hlsl_coll_mem_0");
-        for (Space s : kSpaces) {
-            INFO("space: " << spmd::name(s) << (wg ? ", _wg forms" : ", thread forms"));
-            std::vector<XferSpec> specs;
-            for (int rep = 0; rep < 2; ++rep)
-                for (Op op : {kBroadcast, kCollect, kFcollect, kAlltoall})
-                    specs.push_back(random_spec(op, 1, rep == 1 ? 9000 : 700, teams, wg));
-            std::shuffle(specs.begin(), specs.end(), spmd::shared_rng());
-            run_xfers(*kp, s, teams, specs);
+    // hlsl_coll.hlsl's MEM kernels: one collective in one form each
+    for (Op op : {kBroadcast, kCollect, kFcollect, kAlltoall})
+        for (bool wg : {false, true}) {
+            const auto kp = warm("hlsl_coll_mem_" + std::to_string(2 * op + (wg ? 1 : 0)));
+            for (Space s : kSpaces) {
+                INFO("space: " << spmd::name(s) << ", shmem_" << kOpName[op] << "mem" << (wg ? "_wg" : ""));
+                std::vector<XferSpec> specs;
+                for (std::size_t most : {700, 9000}) specs.push_back(random_spec(op, 1, most, teams, wg));
+                run_xfers(*kp, s, teams, specs);
+            }
         }
-    }
 }
 
 TEST_CASE("HLSL: typed broadcast, collect, fcollect, alltoall", "[hlsl][typed]") {
     if (skip_here()) return;
     const Teams teams;
-    // hlsl_coll.hlsl's TYPED kernel: short_broadcast, int_collect_wg, long_fcollect, float_alltoall_wg
+    // hlsl_coll.hlsl's TYPED kernels: short_broadcast, int_collect_wg, long_fcollect, float_alltoall_wg
     static const std::size_t kElem[4] = {sizeof(short), sizeof(int), sizeof(long), sizeof(float)};
     static const bool kWg[4] = {false, true, false, true};
-    const auto kp = warm("hlsl_coll_typed_0");
-    for (Space s : kSpaces) {
-        INFO("space: " << spmd::name(s));
-        std::vector<XferSpec> specs;
-        for (Op op : {kBroadcast, kCollect, kFcollect, kAlltoall})
-            specs.push_back(random_spec(op, kElem[op], 300, teams, kWg[op]));
-        std::shuffle(specs.begin(), specs.end(), spmd::shared_rng());
-        run_xfers(*kp, s, teams, specs);
+    for (Op op : {kBroadcast, kCollect, kFcollect, kAlltoall}) {
+        const auto kp = warm("hlsl_coll_typed_" + std::to_string(op));
+        for (Space s : kSpaces) {
+            INFO("space: " << spmd::name(s) << ", kernel " << op);
+            std::vector<XferSpec> specs;
+            for (int rep = 0; rep < 2; ++rep) specs.push_back(random_spec(op, kElem[op], 300, teams, kWg[op]));
+            run_xfers(*kp, s, teams, specs);
+        }
     }
 }
 
-// hlsl_coll.hlsl's RED kernels: each chunk's operation, and its table of types and forms.
+// hlsl_coll.hlsl's RED kernels: one reduction each, a type in one form (each form on every
+// operation and on every type but long and int32).
 struct RedKernel {
     RedOp op;
-    std::vector<TypeInfo> types;
-    std::vector<bool> wg;
+    TypeInfo type;
+    bool wg;
 };
 const RedKernel kRedKernels[] = {
-    {kSum,
-     {{"int", 4, true, false}, {"uint", 4, false, false}, {"float", 4, true, true}, {"ulong", 8, false, false}},
-     {false, true, false, true}},
-    {kMax,
-     {{"int", 4, true, false}, {"uint", 4, false, false}, {"float", 4, true, true}, {"long", 8, true, false}},
-     {true, false, true, false}},
-    {kXor, {{"uint", 4, false, false}, {"int32", 4, true, false}}, {true, false}},
-    {kProd, {{"long", 8, true, false}, {"ulong", 8, false, false}}, {false, true}},
+    {kSum, {"int", 4, true, false}, false},   {kSum, {"uint", 4, false, false}, true},
+    {kSum, {"float", 4, true, true}, false},  {kSum, {"ulong", 8, false, false}, true},
+    {kMax, {"int", 4, true, false}, true},    {kMax, {"uint", 4, false, false}, false},
+    {kMax, {"float", 4, true, true}, true},   {kMax, {"long", 8, true, false}, false},
+    {kXor, {"uint", 4, false, false}, true},  {kXor, {"int32", 4, true, false}, false},
+    {kProd, {"long", 8, true, false}, false}, {kProd, {"ulong", 8, false, false}, true},
 };
 
-TEST_CASE("HLSL: sum, max, xor and prod reductions", "[hlsl][reduce]") {
+TEST_CASE("HLSL: sum, max, xor and prod reductions of 4- and 8-byte types", "[hlsl][reduce]") {
     if (skip_here()) return;
     const Teams teams;
     for (std::size_t c = 0; c < std::size(kRedKernels); ++c) {
@@ -94,14 +92,14 @@ TEST_CASE("HLSL: sum, max, xor and prod reductions", "[hlsl][reduce]") {
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s) << ", " << kRedName[rk.op] << "_reduce");
             std::vector<RedSpec> ones;
-            for (std::size_t t = 0; t < rk.types.size(); ++t) {
+            for (int rep = 0; rep < 2; ++rep) {
                 // Now and then more elements than one pass of the scratch area takes (16 KiB over
                 // the members).
                 const std::size_t most = spmd::shared_range(0, 2) == 0 ? 3000 : 200;
-                ones.push_back({t, spmd::shared_range(1, most), static_cast<int>(spmd::shared_range(0, 1)), rk.wg[t],
+                ones.push_back({0, spmd::shared_range(1, most), static_cast<int>(spmd::shared_range(0, 1)), rk.wg,
                                 spmd::shared_range(0, 3) == 0});
             }
-            run_reductions(*kp, s, teams, rk.op, rk.types.data(), ones);
+            run_reductions(*kp, s, teams, rk.op, &rk.type, ones);
         }
     }
 }

@@ -653,8 +653,9 @@ HLSL_TYPES = {
 
 
 # An HLSL routine: as glsl_op; `widths`, when given, keeps only value types of those sizes.
-def hlsl_op(name, ret, params, body, types, widths=None):
-    return {"name": name, "ret": ret, "params": params, "body": body, "types": types, "widths": widths}
+def hlsl_op(name, ret, params, body, types, widths=None, values=False):
+    return {"name": name, "ret": ret, "params": params, "body": body, "types": types, "widths": widths,
+            "values": values}
 
 
 _H_BYTES = "nelems * {BYTES}u"
@@ -672,6 +673,22 @@ _H_XFER = {
 }
 _H_SIG = "vkshmem_put_signal_(dest, source, " + _H_BYTES + ", sig_addr, signal, sig_op, pe)"
 _A4 = (4,)
+
+
+def _h_coll(name, core, params):
+    """A collective in its typed and mem forms, each as a thread and a workgroup (_wg) routine (as _g_coll)."""
+    args = "team, dest, source, " + _H_BYTES + (", PE_root" if params is _G_BCAST else "")
+    return [hlsl_op(pattern + suffix, "int", params, f"{core}({args}, {wg})", types)
+            for pattern, types in ((f"shmem_{{TYPENAME}}_{name}", _RMA), (f"shmem_{name}mem", ["mem"]))
+            for suffix, wg in (("", "false"), ("_wg", "true"))]
+
+
+def _h_reduce(op, types):
+    """A reduction for the types with an HLSL value type (no double: glslang cannot split one into words)."""
+    return [hlsl_op(f"shmem_{{TYPENAME}}_{op.lower()}_reduce{suffix}", "int", _G_REDUCE,
+                    f"vkshmem_reduce_(team, dest, source, nreduce, {{RK}}, VKSHMEM_RED_{op}, {wg})", [types],
+                    values=True)
+            for suffix, wg in (("", "false"), ("_wg", "true"))]
 
 HLSL_FAMILIES = [
     family("hlsl_rma", "Remote memory access", None, [
@@ -733,6 +750,16 @@ HLSL_FAMILIES = [
                 "vkshmem_wait{W}_(ivar, cmp, {cmp_value_bits}, {SGN}, VKSHMEM_WAIT_ID_WAIT_UNTIL)", _P2P),
         hlsl_op("shmem_{TYPENAME}_test", "int", _G_WAIT, "vkshmem_test{W}_(ivar, cmp, {cmp_value_bits}, {SGN})", _P2P),
     ]),
+]
+
+HLSL_FAMILIES += [
+    family("hlsl_coll", "Collectives (team-based, thread and workgroup forms)", None,
+           _h_coll("broadcast", "vkshmem_broadcast_", _G_BCAST) + _h_coll("collect", "vkshmem_collect_", _G_TEAM) +
+           _h_coll("fcollect", "vkshmem_fcollect_", _G_TEAM) + _h_coll("alltoall", "vkshmem_alltoall_", _G_TEAM)),
+    family("hlsl_reduce", "Reductions (team-based, thread and workgroup forms)", None,
+           [r for op in ("AND", "OR", "XOR") for r in _h_reduce(op, "reduce_bitwise")] +
+           [r for op in ("MAX", "MIN") for r in _h_reduce(op, "reduce_minmax")] +
+           [r for op in ("SUM", "PROD") for r in _h_reduce(op, "reduce_arith")]),
 ]
 
 # The generated HLSL file (included at the end of shaders/vkshmem.hlsl).
