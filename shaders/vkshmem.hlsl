@@ -21,13 +21,13 @@
  * of puts and gets must be symmetric objects of this PE. Heaps without a binding go through the
  * proxy. shaders/README.md documents every routine and how it differs from the GLSL library.
  *
- * This file is the hand-written core; the typed routines are generated into
- * vkshmem_typed.hlsl by tools/gen/gen.py and included at the end. Names ending in '_' are
- * internal. glslang's HLSL front end constrains the code: no methods on elements of buffer
- * arrays (one binding per segment, selected by if-chains), no 64-bit constructors or casts
- * (conversions by assignment), no int64_t, no min/max on uint64_t, no 64-bit atomics; and, as
- * HLSL defines them, `&&`, `||` and `?:` evaluate both operands: a call with an effect (an
- * atomic, a wait, a load that may lie outside its buffer) goes behind an `if` instead.
+ * This file is the hand-written core; teams, barriers and collectives are in vkshmem_coll.hlsl and
+ * the typed routines are generated into vkshmem_typed.hlsl by tools/gen/gen.py, both included at
+ * the end. Names ending in '_' are internal. glslang's HLSL front end constrains the code: no
+ * methods on elements of buffer arrays (one binding per segment, selected by if-chains), no 64-bit
+ * constructors or casts (conversions by assignment), no int64_t, no min/max on uint64_t, no 64-bit
+ * atomics; and, as HLSL defines them, `&&`, `||` and `?:` evaluate both operands: a call with an
+ * effect (an atomic, a wait, a load that may lie outside its buffer) goes behind an `if` instead.
  */
 #ifndef VKSHMEM_HLSL
 #define VKSHMEM_HLSL

@@ -28,6 +28,12 @@ TEST_CASE("HLSL: barrier and sync rounds on SHMEM_TEAM_WORLD and a split team", 
         const auto kp = warm("hlsl_coll_sync_" + std::to_string(chunk));
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s));
+            if (s == Space::Host && on_gpu() && force_proxy()) {
+                // As in test_coll.cpp: the proxy's host writes reach a host heap behind the GPU's
+                // cache, and these rounds read them in the running kernel.
+                report("skipped the host heap: the proxy's writes to it while this GPU's shader runs");
+                continue;
+            }
             for (std::uint32_t mode = static_cast<std::uint32_t>(chunk); mode < 6; mode += 2)
                 run_sync_rounds(*kp, s, teams, mode, 3);
         }
