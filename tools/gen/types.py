@@ -504,18 +504,31 @@ _G_BCAST = _G_TEAM + [("int", "PE_root")]
 _G_REDUCE = _G_TEAM[:3] + [("uint64_t", "nreduce")]
 
 
-def _g_coll(name, core, params):
-    """A collective in its typed and mem forms, each as a thread and a workgroup (_wg) routine."""
-    args = "team, dest, source, nelems * uint64_t({BYTES})" + (", PE_root" if params is _G_BCAST else "")
-    return [glsl_op(pattern + suffix, "int", params, f"{core}({args}, {wg})", types)
-            for pattern, types in ((f"shmem_{{TYPENAME}}_{name}", _RMA), (f"shmem_{name}mem", ["mem"]))
-            for suffix, wg in (("", "false"), ("_wg", "true"))]
+def _coll_families(lang, make, nbytes, rcore):
+    """The team collectives of a device library (lang "glsl" or "hlsl", its op constructor, its
+    byte-count expression and its reduction core): every typed and mem data collective and every
+    reduction of the spec's table, each as a thread and a workgroup (_wg) routine."""
+    forms = (("", "false"), ("_wg", "true"))
 
+    def coll(name, params):
+        args = f"team, dest, source, {nbytes}" + (", PE_root" if params is _G_BCAST else "")
+        return [make(pattern + suffix, "int", params, f"vkshmem_{name}_({args}, {wg})", types)
+                for pattern, types in ((f"shmem_{{TYPENAME}}_{name}", _RMA), (f"shmem_{name}mem", ["mem"]))
+                for suffix, wg in forms]
 
-def _g_reduce(op, types):
-    return [glsl_op(f"shmem_{{TYPENAME}}_{op.lower()}_reduce{suffix}", "int", _G_REDUCE,
-                    f"{{RCORE}}(team, dest, source, nreduce, {{RK}}, VKSHMEM_RED_{op}, {wg})", [types], values=True)
-            for suffix, wg in (("", "false"), ("_wg", "true"))]
+    def reduce(ops, types):
+        return [make(f"shmem_{{TYPENAME}}_{op.lower()}_reduce{suffix}", "int", _G_REDUCE,
+                     f"{rcore}(team, dest, source, nreduce, {{RK}}, VKSHMEM_RED_{op}, {wg})", [types], values=True)
+                for op in ops for suffix, wg in forms]
+
+    return [
+        family(f"{lang}_coll", "Collectives (team-based, thread and workgroup forms)", None,
+               coll("broadcast", _G_BCAST) + coll("collect", _G_TEAM) + coll("fcollect", _G_TEAM) +
+               coll("alltoall", _G_TEAM)),
+        family(f"{lang}_reduce", "Reductions (team-based, thread and workgroup forms)", None,
+               reduce(("AND", "OR", "XOR"), "reduce_bitwise") + reduce(("MAX", "MIN"), "reduce_minmax") +
+               reduce(("SUM", "PROD"), "reduce_arith")),
+    ]
 
 
 GLSL_FAMILIES = [
@@ -587,15 +600,9 @@ GLSL_FAMILIES = [
     ]),
 ]
 
-GLSL_FAMILIES += [
-    family("glsl_coll", "Collectives (team-based, thread and workgroup forms)", None,
-           _g_coll("broadcast", "vkshmem_broadcast_", _G_BCAST) + _g_coll("collect", "vkshmem_collect_", _G_TEAM) +
-           _g_coll("fcollect", "vkshmem_fcollect_", _G_TEAM) + _g_coll("alltoall", "vkshmem_alltoall_", _G_TEAM)),
-    family("glsl_reduce", "Reductions (team-based, thread and workgroup forms)", None,
-           [r for op in ("AND", "OR", "XOR") for r in _g_reduce(op, "reduce_bitwise")] +
-           [r for op in ("MAX", "MIN") for r in _g_reduce(op, "reduce_minmax")] +
-           [r for op in ("SUM", "PROD") for r in _g_reduce(op, "reduce_arith")]),
-]
+# {RCORE}: the double reductions have a core of their own (gen.py), so that only shaders that
+# reduce doubles need shaderFloat64.
+GLSL_FAMILIES += _coll_families("glsl", glsl_op, _G_BYTES, "{RCORE}")
 
 # ---------------------------------------------------------------------------
 # Queue-ordered reductions: vkshmemx_cmd_TYPENAME_OP_reduce (include/vkshmem/vulkan_reduce.h,
@@ -675,21 +682,6 @@ _H_SIG = "vkshmem_put_signal_(dest, source, " + _H_BYTES + ", sig_addr, signal, 
 _A4 = (4,)
 
 
-def _h_coll(name, core, params):
-    """A collective in its typed and mem forms, each as a thread and a workgroup (_wg) routine (as _g_coll)."""
-    args = "team, dest, source, " + _H_BYTES + (", PE_root" if params is _G_BCAST else "")
-    return [hlsl_op(pattern + suffix, "int", params, f"{core}({args}, {wg})", types)
-            for pattern, types in ((f"shmem_{{TYPENAME}}_{name}", _RMA), (f"shmem_{name}mem", ["mem"]))
-            for suffix, wg in (("", "false"), ("_wg", "true"))]
-
-
-def _h_reduce(op, types):
-    """A reduction for the types with an HLSL value type (no double: glslang cannot split one into words)."""
-    return [hlsl_op(f"shmem_{{TYPENAME}}_{op.lower()}_reduce{suffix}", "int", _G_REDUCE,
-                    f"vkshmem_reduce_(team, dest, source, nreduce, {{RK}}, VKSHMEM_RED_{op}, {wg})", [types],
-                    values=True)
-            for suffix, wg in (("", "false"), ("_wg", "true"))]
-
 HLSL_FAMILIES = [
     family("hlsl_rma", "Remote memory access", None, [
         hlsl_op("shmem_{TYPENAME}_put", "void", _G_CONTIG, _H_XFER["put"], _RMA),
@@ -752,15 +744,8 @@ HLSL_FAMILIES = [
     ]),
 ]
 
-HLSL_FAMILIES += [
-    family("hlsl_coll", "Collectives (team-based, thread and workgroup forms)", None,
-           _h_coll("broadcast", "vkshmem_broadcast_", _G_BCAST) + _h_coll("collect", "vkshmem_collect_", _G_TEAM) +
-           _h_coll("fcollect", "vkshmem_fcollect_", _G_TEAM) + _h_coll("alltoall", "vkshmem_alltoall_", _G_TEAM)),
-    family("hlsl_reduce", "Reductions (team-based, thread and workgroup forms)", None,
-           [r for op in ("AND", "OR", "XOR") for r in _h_reduce(op, "reduce_bitwise")] +
-           [r for op in ("MAX", "MIN") for r in _h_reduce(op, "reduce_minmax")] +
-           [r for op in ("SUM", "PROD") for r in _h_reduce(op, "reduce_arith")]),
-]
+# No double reductions in HLSL: glslang cannot split a double into words.
+HLSL_FAMILIES += _coll_families("hlsl", hlsl_op, _H_BYTES, "vkshmem_reduce_")
 
 # The generated HLSL file (included at the end of shaders/vkshmem.hlsl).
 HLSL_HEADER = "shaders/generated/vkshmem_typed.hlsl"
