@@ -16,7 +16,9 @@
 #                               queue-ordered operations at 1, 2 and 4 PEs),
 #                               cg (examples/cg, 4096^2 at 1-4 PEs), compile
 #                               (first compiles of the HLSL test kernels at
-#                               1 and 2 PEs); default: all
+#                               1 and 2 PEs), multigpu (with two GPUs or
+#                               more: the cross-GPU figures at 2 PEs, one
+#                               per GPU); default: all
 #                               GPU_CHECK_PROGRAMS="spmd_rma shader_amo ..."
 #                               limits tests and am to those programs,
 #                               GPU_CHECK_PES="1 2" tests to those PE counts
@@ -82,7 +84,9 @@ run)
             echo "FAIL $(basename "$t") $label ($((SECONDS - start)) s)"; tail -20 "$log"; fails=$((fails + 1))
         fi
     }
-    sections=" ${*:-tests am heat2d perf hostperf collperf devcoll cg compile} "
+    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    gpus=${gpus:-0}
+    sections=" ${*:-tests am heat2d perf hostperf collperf devcoll cg compile multigpu} "
     want() { [[ $sections == *" $1 "* ]]; }
     programs() {
         local t
@@ -146,9 +150,9 @@ run)
         # share a GPU are time-sliced), the queue-ordered ones at every count.
         echo "== vkshmem-coll-perf at 1 PE"
         VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 1 -x LD_LIBRARY_PATH "$bin/vkshmem-coll-perf" \
-            --mib 16 || fails=$((fails + 1))
+            --mib 16 --probe || fails=$((fails + 1))
         for np in 2 4; do
-            echo "== vkshmem-coll-perf at $np PEs on one GPU (queue-ordered operations only)"
+            echo "== vkshmem-coll-perf at $np PEs on $gpus GPU(s), PEs by rank in turn (queue-ordered operations only)"
             VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np $np -x LD_LIBRARY_PATH \
                 "$bin/vkshmem-coll-perf" --mib 16 --no-kernel || fails=$((fails + 1))
         done
@@ -157,9 +161,26 @@ run)
         for np in 1 2 3 4; do
             echo "== examples/cg, 4096 x 4096, at $np PE(s)"
             VKSHMEM_DEVICE_HEAP_SIZE=2G timeout 300 "$bin/oshrun" -np $np -x LD_LIBRARY_PATH "$bin/cg" --nx 4096 \
-                --ny 4096 --iters 200 --png-solution "$out/cg_solution.png" --png-residual "$out/cg_residual.png" ||
+                --ny 4096 --iters 200 --png-solution "$out/cg_solution.png" --png-residual "$out/cg_residual.png" --profile ||
                 fails=$((fails + 1))
         done
+    fi
+    if want multigpu; then
+        # PEs take the GPUs in turn by node-local rank: at 2 PEs each has a GPU of its own, and the
+        # other PE's device heap is reached through its owner (active messages, the proxy).
+        if [ "$gpus" -lt 2 ]; then
+            echo "== multigpu: $gpus GPU(s), skipped"
+        else
+            echo "== vkshmem-coll-perf at 2 PEs on $gpus GPUs, one per GPU (in-kernel collectives across GPUs)"
+            VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-coll-perf" \
+                --mib 16 --rounds 20 || fails=$((fails + 1))
+            echo "== vkshmem-gpu-perf at 2 PEs, one per GPU (shader puts and atomics into the other GPU's heaps)"
+            VKSHMEM_DEVICE_HEAP_SIZE=1G timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-gpu-perf" \
+                --mib 64 || fails=$((fails + 1))
+            echo "== vkshmem-perf at 2 PEs, one per GPU (host puts and atomics into the other GPU's device heap)"
+            timeout 300 "$bin/oshrun" -np 2 -x LD_LIBRARY_PATH "$bin/vkshmem-perf" --iters-scale 0.2 --device-heap ||
+                fails=$((fails + 1))
+        fi
     fi
     if want compile; then
         # (NVIDIA's disk cache off, so that every one is a first compile)
@@ -174,7 +195,7 @@ run)
     ;;
 *)
     echo "usage: scripts/gpu-check.sh pack | run [tests] [am] [heat2d] [perf] [hostperf] [collperf] [devcoll] [cg]" \
-        "[compile]" >&2
+        "[compile] [multigpu]" >&2
     exit 2
     ;;
 esac

@@ -11,7 +11,7 @@
 #define VKSHMEM_ABI_H
 
 #define VKSHMEM_ABI_MAGIC 0x766b7368u /* "vksh" */
-#define VKSHMEM_ABI_VERSION 6u
+#define VKSHMEM_ABI_VERSION 7u
 
 /* vkshmem_state.flags */
 #define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
@@ -178,10 +178,13 @@ VKSHMEM_ABI_STRUCT(vkshmem_state_layout) {
  *   offset 16: sync     the team's sync counter on this PE (a symmetric uint64_t): low 32 bits count
  *                       arrivals (each member adds 1 per sync), high 32 bits this PE's own syncs
  *   offset 24: scratch  the team's scratch area on this PE (symmetric): sizes of collect, the
- *                       contributions of reductions
+ *                       contributions of reductions (in the half of the area that the parity
+ *                       of this PE's syncs so far names: shaders/vkshmem_reduce.glsl)
  *   offset 32: scratch_bytes, busy (0, or 1 while a collective of this PE runs on the team)
  *   offset 40: pes      device address of the member table
- *   offset 48: reserved0: the count this PE's recorded team sync waits for (vulkan/kernels/cmd.glsl)
+ *   offset 48: reserved0: for this PE's recorded team syncs (vulkan/kernels/cmd.glsl): the count
+ *                       the wait waits for (low 32 bits) and this PE's syncs before it (high)
+ *   offset 56: reserved1: the workgroups of a recorded movement that have finished their part
  */
 #define VKSHMEM_TEAM_LIVE 0x7465616du /* "team" */
 VKSHMEM_ABI_STRUCT(vkshmem_team_layout) {

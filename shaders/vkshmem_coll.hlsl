@@ -385,46 +385,50 @@ uint64_t vkshmem_combine_(uint64_t a, uint64_t b, uint kind, uint op) {
     return r;
 }
 
-/* As vkshmem_reduce.glsl: the reduction goes in chunks that fit the team's scratch area
- * (scratch_bytes / size bytes per member): each member puts its chunk of source into slot `me` of
- * every member's scratch area, and once a sync says all have arrived, each combines the slots in
- * member order (so every member computes the same floating-point result) into its dest. The sync
- * that opens the next chunk (or the next collective) keeps the slots from being overwritten while
- * a member still reads them. source is read before dest is written, so they may be the same
+/* As vkshmem_reduce.glsl: the reduction goes in chunks that fit half the team's scratch area
+ * (scratch_bytes / 2 / size bytes per member): each member puts its chunk of source into slot `me`
+ * of one half of every member's scratch area, syncs (its puts complete first), and once every
+ * member has arrived, combines the slots in member order (so every member computes the same
+ * floating-point result) into its dest. The half is the parity of the member's syncs on the team
+ * so far (its counter's high word), the same halves as the GLSL library's and the recorded
+ * reductions'. source is read before dest is written, chunk by chunk, so they may be the same
  * array. */
 int vkshmem_reduce_(uint64_t team, uint64_t dest, uint64_t src, uint64_t nelems, uint kind, uint op, bool wg) {
     vkshmem_team_ t;
     bool entered = vkshmem_coll_begin_(team, wg, t);
     uint lane = vkshmem_coll_lane_(wg), lanes = vkshmem_coll_lanes_(wg);
     uint w = kind == VKSHMEM_RK_I64 || kind == VKSHMEM_RK_U64 ? 8u : 4u;
-    uint chunk = 0u;
-    if (entered) chunk = t.scratch_bytes / uint(t.size) / w;
+    uint half_bytes = 0u, chunk = 0u;
+    if (entered) {
+        half_bytes = t.scratch_bytes / 2u;
+        chunk = half_bytes / uint(t.size) / w;
+    }
     bool ok = entered && chunk != 0u;
     if (entered && !ok && lane == 0u) vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, uint(t.size));
-    /* This PE's scratch area and dest, as (binding, offset): read and written directly. */
-    uint sb = 0u, db = 0u;
-    uint64_t so = 0u, dof = 0u;
+    /* This PE's scratch area, dest and sync counter, as (binding, offset): read and written
+     * directly. */
+    uint sb = 0u, db = 0u, cb = 0u;
+    uint64_t so = 0u, dof = 0u, co = 0u;
     bool here = false;
     if (ok) here = vkshmem_local_(t.scratch, vkshmem_u64_(t.scratch_bytes), sb, so);
     if (here) here = vkshmem_local_(dest, nelems * w, db, dof);
+    /* The half of the first chunk, read by every invocation before the first sync: only this
+     * PE's own arrival changes it, and that comes after a workgroup barrier. */
+    uint parity = 0u;
+    if (ok && vkshmem_local_(t.sync, 8u, cb, co)) parity = vkshmem_ald_(cb, co + 4u) & 1u;
     uint64_t chunks = 0u;
     if (ok) chunks = (nelems + chunk - 1u) / chunk;
-    uint steps = vkshmem_clamp32_(chunks * 2u);
-    /* Two steps per chunk, each opening with a sync (one call site): step 0 puts this PE's chunk
-     * once every member's slots are free, step 1 combines once every member's chunk is here.
-     * Not reserved: every invocation of a workgroup must run the same steps (their syncs hold
-     * barriers); the waits inside take their polls from what the budget leaves. */
+    uint steps = vkshmem_clamp32_(chunks);
+    /* One sync per chunk (one call site). Not reserved: every invocation of a workgroup must run
+     * the same steps (their syncs hold barriers); the waits inside take their polls from what the
+     * budget leaves. */
     for (uint step = 0u; step < steps; ++step) {
-        uint64_t first = vkshmem_u64_(step >> 1) * chunk;
+        uint64_t first = vkshmem_u64_(step) * chunk;
         uint m = (uint)vkshmem_min64_(vkshmem_u64_(chunk), nelems - first);
-        bool combine = (step & 1u) != 0u;
-        vkshmem_coll_sync_(t, wg, combine, ok);
-        if (!ok) continue;
-        if (!combine) {
-            vkshmem_coll_move_(VKSHMEM_COLL_FCOLLECT_, t, t.scratch + vkshmem_u64_(uint(t.me) * chunk * w),
-                               src + first * w, vkshmem_u64_(m * w), 0, lane, lanes);
-            continue;
-        }
+        uint at = (parity ^ (step & 1u)) * half_bytes;
+        vkshmem_coll_move_(VKSHMEM_COLL_FCOLLECT_, t, t.scratch + vkshmem_u64_(at + uint(t.me) * chunk * w),
+                           src + first * w, vkshmem_u64_(m * w), 0, lane, lanes);
+        vkshmem_coll_sync_(t, wg, true, ok);
         uint per = (m + lanes - 1u) / lanes;
         if (!vkshmem_reserve_(per * uint(t.size) + 2u)) {
             vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, m * w);
@@ -434,7 +438,7 @@ int vkshmem_reduce_(uint64_t team, uint64_t dest, uint64_t src, uint64_t nelems,
         for (uint e = lane; e < m; e += lanes) {
             uint64_t acc = 0u;
             for (int j = 0; j < t.size; ++j) { /* one load site */
-                uint64_t v = vkshmem_ldw_(sb, so + vkshmem_u64_((uint(j) * chunk + e) * w), w);
+                uint64_t v = vkshmem_ldw_(sb, so + vkshmem_u64_(at + (uint(j) * chunk + e) * w), w);
                 acc = j == 0 ? v : vkshmem_combine_(acc, v, kind, op);
             }
             uint64_t d = dof + (first + e) * w;

@@ -18,7 +18,7 @@
 // the solution and the residual histories as PNGs.
 //
 //   oshrun -np 4 cg [--nx 64] [--ny 48] [--iters 200] [--png-solution cg_solution.png]
-//                   [--png-residual cg_residual.png]
+//                   [--png-residual cg_residual.png] [--profile]
 #include <shmem.h>
 #include <shmemx.h>
 #include <vkshmem/vulkan.h>
@@ -49,10 +49,10 @@ using cg_ref::Problem;
 
 constexpr std::uint32_t kWg = 64; // cg.glsl's CG_WG
 // Workgroups of a vector kernel at most (each invocation takes more points beyond): enough to
-// fill a GPU, and folded (kWg to one) into at most 256 sums, which the recorded reduction moves in
-// one chunk of its scratch area up to 7 PEs (504 doubles per member at 4) and the scalar kernel
-// adds up in 4 steps.
-constexpr std::uint32_t kMaxGroups = 256 * kWg;
+// fill a GPU, and folded (kWg to one) into at most 240 sums, which the recorded reduction moves in
+// one chunk of half its scratch area up to 4 PEs (252 doubles per member at 4) and the scalar
+// kernel adds up in 4 steps.
+constexpr std::uint32_t kMaxGroups = 240 * kWg;
 constexpr int kItersPerBuffer = 10; // K: iterations recorded in the GPU-resident command buffer
 
 // cg.glsl's push constants, field for field.
@@ -313,22 +313,43 @@ void record_kernel(VkCommandBuffer cb, vkshmemx_kernel* k, std::uint32_t groups,
 // One iteration, in queue order. The halo signals are reset by the apply kernel; the next
 // iteration's puts cannot overtake that, since every PE puts only after the two reductions, which
 // no PE leaves before every PE has run its apply kernel.
-void record_iteration(VkCommandBuffer cb, const Kernels& k, const Data& d, const Layout& L, const Push& base) {
+// With `mark` (--profile), mark(cb) is recorded after each of the kSteps steps.
+constexpr int kSteps = 11;
+const char* const kStepNames[kSteps] = {"halo puts (kernel)", "halo waits (recorded)", "apply",  "fold",
+                                        "p.Ap sum (recorded)", "scalar alpha",        "update", "fold",
+                                        "r.r sum (recorded)",  "scalar beta",         "direction"};
+template <class Mark>
+void record_iteration(VkCommandBuffer cb, const Kernels& k, const Data& d, const Layout& L, const Push& base,
+                      Mark&& mark) {
     Push alpha = base, beta = base;
     alpha.mode = 0;
     beta.mode = 1;
     record_kernel(cb, k.halo, 1, base, "halo");
+    mark(cb);
     if (L.up >= 0) vkshmemx_cmd_signal_wait_until(cb, &d.sig[0], SHMEM_CMP_GE, 1);
     if (L.down >= 0) vkshmemx_cmd_signal_wait_until(cb, &d.sig[1], SHMEM_CMP_GE, 1);
+    mark(cb);
     record_kernel(cb, k.apply, L.nparts, base, "apply");
+    mark(cb);
     record_kernel(cb, k.fold, L.nfold, base, "fold");
+    mark(cb);
     vkshmemx_cmd_double_sum_reduce(cb, SHMEM_TEAM_WORLD, d.red, d.folded, L.nfold);
+    mark(cb);
     record_kernel(cb, k.scalar, 1, alpha, "scalar (alpha)");
+    mark(cb);
     record_kernel(cb, k.update, L.nparts, base, "update");
+    mark(cb);
     record_kernel(cb, k.fold, L.nfold, base, "fold");
+    mark(cb);
     vkshmemx_cmd_double_sum_reduce(cb, SHMEM_TEAM_WORLD, d.red, d.folded, L.nfold);
+    mark(cb);
     record_kernel(cb, k.scalar, 1, beta, "scalar (beta)");
+    mark(cb);
     record_kernel(cb, k.direction, L.nparts, base, "direction");
+    mark(cb);
+}
+void record_iteration(VkCommandBuffer cb, const Kernels& k, const Data& d, const Layout& L, const Push& base) {
+    record_iteration(cb, k, d, L, base, [](VkCommandBuffer) {});
 }
 
 struct Timed {
@@ -366,6 +387,67 @@ Timed solve_resident(const Kernels& k, const Data& d, const Layout& L, const Pro
     if (me == 0) t.x = gather_x(d, pb);
     shmem_barrier_all(); // PE 0 has read every x before the next solver overwrites them
     return t;
+}
+
+// --profile: one more command buffer of K iterations with a timestamp after every step, run alone;
+// prints this PE's GPU time of each step, averaged over the K iterations.
+void profile_resident(const Kernels& k, const Data& d, const Layout& L, const Problem& pb, int iters) {
+    const VkPhysicalDevice phys = vkshmemx_vk_physical_device();
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(phys, &props);
+    std::uint32_t family = 0, families = 0;
+    vkshmemx_vk_queue(&family);
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &families, nullptr);
+    std::vector<VkQueueFamilyProperties> fam(families);
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &families, fam.data());
+    const std::uint32_t bits = family < families ? fam[family].timestampValidBits : 0;
+    if (bits == 0) {
+        if (shmem_my_pe() == 0) std::printf("cg: --profile: this queue has no timestamps\n");
+        return;
+    }
+    const int K = std::min(kItersPerBuffer, iters);
+    const std::uint32_t count = std::uint32_t(K * kSteps + 1);
+    VkQueryPoolCreateInfo qi{};
+    qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = count;
+    VkQueryPool pool = VK_NULL_HANDLE;
+    if (vkCreateQueryPool(vkshmemx_vk_device(), &qi, nullptr, &pool) != VK_SUCCESS) die("vkCreateQueryPool failed");
+    const Push push = make_push(d, L, true);
+    std::uint32_t next = 0;
+    const auto mark = [&](VkCommandBuffer cb) { vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, next++); };
+    Queue q;
+    const VkCommandBuffer cb = q.record(1, [&](VkCommandBuffer c) {
+        vkCmdResetQueryPool(c, pool, 0, count);
+        mark(c);
+        for (int i = 0; i < K; ++i) record_iteration(c, k, d, L, push, mark);
+    });
+    reset(d, L, pb, iters);
+    q.run({cb});
+    std::vector<std::uint64_t> t(count);
+    if (vkGetQueryPoolResults(vkshmemx_vk_device(), pool, 0, count, count * sizeof(std::uint64_t), t.data(),
+                              sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+        die("vkGetQueryPoolResults failed");
+    vkDestroyQueryPool(vkshmemx_vk_device(), pool, nullptr);
+    const std::uint64_t mask = bits >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << bits) - 1;
+    const double us = props.limits.timestampPeriod / 1e3 / K;
+    double total = 0.0;
+    std::vector<double> step(kSteps, 0.0);
+    for (int i = 0; i < K; ++i)
+        for (int s = 0; s < kSteps; ++s) {
+            const std::size_t at = std::size_t(i * kSteps + s);
+            step[std::size_t(s)] += double((t[at + 1] - t[at]) & mask) * us;
+        }
+    shmem_barrier_all();
+    if (shmem_my_pe() == 0) {
+        std::printf("cg: --profile, PE 0's GPU time per GPU-resident iteration (average of %d):\n", K);
+        for (int s = 0; s < kSteps; ++s) {
+            std::printf("cg:   %-24s %9.1f us\n", kStepNames[s], step[std::size_t(s)]);
+            total += step[std::size_t(s)];
+        }
+        std::printf("cg:   %-24s %9.1f us\n", "iteration", total);
+    }
+    shmem_barrier_all();
 }
 
 // ---- The host-driven solver ---------------------------------------------------------------------------
@@ -426,11 +508,13 @@ struct Options {
     std::uint32_t nx = 64, ny = 48;
     int iters = 200;
     std::string png_solution = "cg_solution.png", png_residual = "cg_residual.png";
+    bool profile = false;
 };
 
 const char* const kUsage =
-    "usage: cg [--nx N] [--ny N] [--iters N] [--png-solution FILE] [--png-residual FILE]\n"
-    "  defaults: --nx 64 --ny 48 --iters 200 --png-solution cg_solution.png --png-residual cg_residual.png\n";
+    "usage: cg [--nx N] [--ny N] [--iters N] [--png-solution FILE] [--png-residual FILE] [--profile]\n"
+    "  defaults: --nx 64 --ny 48 --iters 200 --png-solution cg_solution.png --png-residual cg_residual.png\n"
+    "  --profile: also the GPU time of each step of a GPU-resident iteration (timestamp queries)\n";
 
 // Options, or an error message (every PE parses the same arguments and reaches the same verdict).
 std::string parse(int argc, char** argv, Options& o) {
@@ -446,6 +530,10 @@ std::string parse(int argc, char** argv, Options& o) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") return "help";
+        if (a == "--profile") {
+            o.profile = true;
+            continue;
+        }
         if (i + 1 >= argc) return "missing value after " + a;
         const char* v = argv[++i];
         long n = 0;
@@ -533,6 +621,7 @@ int main(int argc, char** argv) {
     }
     const Timed gpu = solve_resident(k, d, L, pb, o.iters);
     const Timed host = solve_host(k, d, L, pb, o.iters);
+    if (o.profile) profile_resident(k, d, L, pb, o.iters);
 
     int status = 0;
     if (me == 0) {

@@ -9,7 +9,7 @@
 //
 // A vector kernel runs `nparts` workgroups of CG_WG invocations, each invocation `per_inv` points
 // (CG_WG apart, so neighbouring invocations touch neighbouring points), and writes one partial sum
-// per workgroup; the fold kernel sums each CG_WG of those into one (`nfold` of them, at most 256),
+// per workgroup; the fold kernel sums each CG_WG of those into one (`nfold` of them, at most 240),
 // which the GPU-resident solver reduces across PEs element by element. Both counts follow from the
 // largest band, so they are the same on every PE.
 #ifndef CG_GLSL

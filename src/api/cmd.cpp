@@ -8,9 +8,11 @@
 //   team_sync                        an arrival (adds to every member's sync counter), then a
 //                                    relayed wait for this PE's counter; barrier_all: the arrival
 //                                    completes this PE's proxy requests first
-//   broadcast/fcollect/alltoallmem   sync, the data movement (completed), sync
-//   reductions                       per chunk of the team's scratch area: sync, this PE's chunk
-//                                    into its slot on every member, sync, the combine
+//   broadcast/fcollect/alltoallmem   sync, the data movement (completed) with this PE's arrival
+//                                    at the next sync, its wait
+//   reductions                       per chunk of half the team's scratch area (the half of the
+//                                    sync's parity: no sync before): this PE's chunk into its slot
+//                                    on every member with its arrival, the wait, the combine
 // Recording never waits for the device or another PE; misuse ends the job with a message, as the
 // host routines do.
 #include "api/cmd.hpp"
@@ -43,6 +45,15 @@ struct Recorder {
         p.arg = quiet ? 1 : 0;
         record(CmdOp::Arrive, p);
         p.arg = 0;
+        wait(CmdOp::WaitTeam, p);
+    }
+    // The movement of a collective (or a reduction's chunk), then this PE's arrival at the team's
+    // next sync (made by the movement's last workgroup), then the wait for that sync.
+    void move_sync(CmdPush move, std::uint32_t groups) {
+        move.arg2 = 1;
+        record(CmdOp::Move, move, groups);
+        CmdPush p;
+        p.team = move.team;
         wait(CmdOp::WaitTeam, p);
     }
     void quiet() { wait(CmdOp::WaitQuiet, CmdPush{}); }
@@ -122,8 +133,8 @@ void collective(std::uint32_t kind, VkCommandBuffer cb, shmem_team_t team, void*
     p.pe = root;
     p.arg = kind;
     r.sync(d.record);
-    if (bytes) r.record(CmdOp::Move, p, r.kernels.bulk_groups(bytes * (bcast ? 1 : n)));
-    r.sync(d.record);
+    if (bytes) r.move_sync(p, r.kernels.bulk_groups(bytes * (bcast ? 1 : n)));
+    else r.sync(d.record);
 }
 
 } // namespace
@@ -135,24 +146,19 @@ void vkshmem::api::cmd_reduce(VkCommandBuffer cb, shmem_team_t team, void* dest,
     const std::size_t w = kind == VKSHMEM_RK_I64 || kind == VKSHMEM_RK_U64 || kind == VKSHMEM_RK_F64 ? 8 : 4;
     const std::uint64_t dst = device_of(dest, nreduce * w, "dest", call), src = device_of(source, nreduce * w, "source", call);
     const std::size_t members = static_cast<std::size_t>(d.t->size());
-    const std::size_t scratch_bytes = kDeviceCollSlotBytes - kDeviceCollCounterBytes;
-    const std::size_t chunk = scratch_bytes / members / w;
+    // Chunks of half the team's scratch area (vkshmem_reduce.glsl): each is this PE's part into its
+    // slot on every member then a sync (one dispatch and a wait), then the combine.
+    const std::size_t chunk = (kDeviceCollSlotBytes - kDeviceCollCounterBytes) / 2 / members / w;
     if (!chunk) fatal(call, "a team of {} PEs is too large for the device reductions' scratch area", members);
-    Runtime& rt = *g_runtime;
-    const Space cs = rt.memory().coll_space();
-    const std::uint64_t scratch = rt.memory().device_address(g_state.my_pe, cs) + rt.memory().coll_offset(d.t->slot) +
-                                  kDeviceCollCounterBytes;
     for (std::size_t first = 0; first < nreduce; first += chunk) {
         const std::size_t m = std::min(chunk, nreduce - first);
         CmdPush move;
         move.team = d.record;
-        move.dest = scratch + static_cast<std::uint64_t>(d.t->me) * chunk * w;
+        move.dest = static_cast<std::uint64_t>(d.t->me) * chunk * w; // in the half (cmd.glsl)
         move.src = src + first * w;
         move.bytes = m * w;
-        move.arg = 2; // fcollect's movement: into slot `me` of every member
-        r.sync(d.record);
-        r.record(CmdOp::Move, move, r.kernels.bulk_groups(m * w * members));
-        r.sync(d.record);
+        move.arg = 4; // CMD_MOVE_REDUCE
+        r.move_sync(move, r.kernels.bulk_groups(m * w * members));
         CmdPush comb;
         comb.team = d.record;
         comb.dest = dst + first * w;

@@ -3,7 +3,7 @@
 // each next to what the device does without vkshmem, measured in one run on
 // every PE (PE 0 prints).
 //
-//   oshrun -np N vkshmem-coll-perf [--rounds R] [--mib M] [--no-kernel]
+//   oshrun -np N vkshmem-coll-perf [--rounds R] [--mib M] [--no-kernel] [--probe]
 //   --rounds R: operations per dispatch or command buffer (default 100;
 //   lavapipe: about 10)
 //   --mib M: the bulk sizes: fcollect and alltoall move M MiB per PE, putmem M
@@ -12,6 +12,11 @@
 //   kernel running at
 //                once: not PEs that share a GPU, whose kernels the driver
 //                time-slices)
+//
+//   --probe: also time, in a kernel, each step the in-kernel collectives are made
+//   of (a memory barrier, reads of the peer table and of the state block, an
+//   atomic add, a poll, a route lookup, vkshmem_init, a thread team sync, the
+//   team's busy word), one invocation, rounds of one step after another
 //
 // Rows: in-kernel (one workgroup of 256 per PE): barrier, 8-byte double sum
 // reduction, fcollectmem and alltoallmem; recorded into a command buffer
@@ -205,7 +210,7 @@ void row_gbps(const char *what, double gbps, double raw) {
 int main(int argc, char **argv) {
   int rounds = 100;
   std::size_t mib = 1;
-  bool kernel = true;
+  bool kernel = true, probes = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--rounds" && i + 1 < argc)
@@ -214,8 +219,11 @@ int main(int argc, char **argv) {
       mib = std::max<std::size_t>(1, std::strtoul(argv[++i], nullptr, 10));
     else if (a == "--no-kernel")
       kernel = false;
+    else if (a == "--probe")
+      probes = true;
     else
-      die("usage: vkshmem-coll-perf [--rounds R] [--mib M] [--no-kernel]");
+      die("usage: vkshmem-coll-perf [--rounds R] [--mib M] [--no-kernel] "
+          "[--probe]");
   }
   shmem_init();
   if (!vkshmemx_device_state())
@@ -268,6 +276,25 @@ int main(int argc, char **argv) {
              bytes * (npes - 1) / time_kernel(2, D, S, bytes, bulk) / 1e9, 0);
     row_gbps("in-kernel shmem_alltoallmem_wg, received per PE",
              bytes * (npes - 1) / time_kernel(3, D, S, bytes, bulk) / 1e9, 0);
+    if (probes) {
+      static const char *const steps[] = {
+          "probe: device-scope memory barrier",
+          "probe: read of the peer table",
+          "probe: read of the state block",
+          "probe: atomic add to a device-heap word",
+          "probe: poll of a device-heap word",
+          "probe: route lookup to this PE",
+          "probe: vkshmem_init",
+          "probe: shmem_team_sync (thread form), world",
+          "probe: claim and release of the world team's busy word",
+          "probe: shmem_sync_all_wg",
+          "probe: workgroup barrier and memory barrier, every invocation",
+          "probe: shmem_team_sync by invocation 0 between workgroup barriers",
+          "probe: shmem_quiet, every invocation"};
+      const std::uint64_t w = vkshmemx_device_address(ddst);
+      for (std::uint32_t m = 4; m < 17; ++m)
+        row_us(steps[m - 4], time_kernel(m, w, 0, 0, rounds));
+    }
     vkshmemx_kernel_destroy(k);
   }
 

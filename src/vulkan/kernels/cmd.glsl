@@ -32,10 +32,30 @@ layout(push_constant) uniform Push {
 #define CMD_WAIT_QUIET 7u
 #define CMD_COMBINE_OP 8u
 #define CMD_SIGNAL 9u
+// CMD_MOVE's kind beyond the collectives' (VKSHMEM_COLL_*_): a reduction's chunk of this PE into its
+// slot (dest: the offset in the half) of the team's scratch half of this sync on every member.
+#define CMD_MOVE_REDUCE 4u
 // Which relayed wait gave up (error_info of VKSHMEM_ERR_WAIT_TIMEOUT / PROXY_TIMEOUT).
 #define CMD_WAIT_ID_SIGNAL 2u
 #define CMD_WAIT_ID_TEAM 7u
 #define CMD_WAIT_ID_QUIET 6u
+
+// A team sync's arrival (vkshmem_arrive_wait_ without the wait): adds to every member's counter,
+// then completes the adds. The relayed wait that follows finds the count it waits for in the low
+// half of the team record's reserved0, and the recorded reduction's combine the parity of this
+// sync (its scratch half) in the high half.
+void cmd_arrive(uint64_t team) {
+    vkshmem_team_ref_ ref = vkshmem_team_(team);
+    vkshmem_team_layout t = ref.t;
+    uint epoch = uint(vkshmem_load_(t.sync, 8u) >> 32);
+    ref.t.reserved0 = (uint64_t(epoch) << 32) | uint64_t(uint(t.size) * (epoch + 1u));
+    if (!vkshmem_reserve_(uint(t.size) + 1u)) return;
+    for (int k = 0; k < t.size; ++k) {
+        uint64_t add = k == 0 ? (1ul << 32) + 1ul : 1ul;
+        vkshmem_amo64_(t.sync, VKSHMEM_AMO_ADD, add, 0ul, vkshmem_member_(t, (t.me + k) % t.size), false);
+    }
+    shmem_quiet();
+}
 
 #if defined(CMD_SYNC)
 uint cmd_head = 0u;       // CMD_WAIT_QUIET: the ring's head when this workgroup began
@@ -67,19 +87,37 @@ void main() {
         return;
     }
     if (pc.op == CMD_MOVE) {
-        vkshmem_team_layout t = vkshmem_team_(pc.team).t;
-        vkshmem_coll_move_(pc.arg, t, pc.dest, pc.src, pc.bytes, pc.pe, lane, lanes);
+        vkshmem_team_ref_ ref = vkshmem_team_(pc.team);
+        vkshmem_team_layout t = ref.t;
+        uint kind = pc.arg;
+        uint64_t dest = pc.dest;
+        if (kind == CMD_MOVE_REDUCE) {
+            // Every workgroup reads the parity before the last one arrives (which changes it).
+            kind = VKSHMEM_COLL_FCOLLECT_;
+            dest += t.scratch + uint64_t((uint(vkshmem_load_(t.sync, 8u) >> 32) & 1u) * (t.scratch_bytes / 2u));
+        }
+        vkshmem_coll_move_(kind, t, dest, pc.src, pc.bytes, pc.pe, lane, lanes);
         shmem_quiet();
+        if (pc.arg2 == 0u) return;
+        // Then (arg2 1) this PE's arrival at the team's next sync, made by the last workgroup to
+        // finish its part (counted in the record's reserved1, which it sets back to 0): every
+        // part has completed before any member sees the arrival.
+        barrier();
+        if (gl_LocalInvocationIndex != 0u) return;
+        vkshmem_fence_();
+        if (atomicAdd(ref.t.reserved1, 1ul) + 1ul != uint64_t(gl_NumWorkGroups.x)) return;
+        atomicExchange(ref.t.reserved1, 0ul);
+        vkshmem_fence_();
+        cmd_arrive(pc.team);
         return;
     }
     vkshmem_xfer_(pc.op != CMD_GET, pc.dest, pc.src, pc.bytes, pc.pe, lane, lanes, false, 0ul, 0ul, 0u);
 #elif defined(CMD_SYNC)
     if (lane != 0u) return;
     if (pc.op == CMD_ARRIVE) {
-        // A team sync's arrival (vkshmem_arrive_wait_ without the wait): the target count goes to
-        // the team record, where the relayed wait that follows finds it. A barrier's (arg 1)
-        // first waits for the proxy to complete every request taken so far (a quiet: it waits for
-        // this PE's CPU, never for another PE's kernel).
+        // A team sync's arrival (cmd_arrive). A barrier's (arg 1) first waits for the proxy to
+        // complete every request taken so far (a quiet: it waits for this PE's CPU, never for
+        // another PE's kernel).
         if (pc.arg == 1u && vkshmem_slots_ != 0u) {
             cmd_head = vkshmem_ld32_(vkshmem_ring_addr_);
             uint n = vkshmem_wait_iters_(), i;
@@ -95,16 +133,7 @@ void main() {
             if (!quiet && !cmd_holds()) vkshmem_error_(VKSHMEM_ERR_PROXY_TIMEOUT, CMD_WAIT_ID_QUIET);
             vkshmem_fence_();
         }
-        vkshmem_team_ref_ ref = vkshmem_team_(pc.team);
-        vkshmem_team_layout t = ref.t;
-        uint epoch = uint(vkshmem_load_(t.sync, 8u) >> 32);
-        ref.t.reserved0 = uint64_t(uint(t.size) * (epoch + 1u));
-        if (!vkshmem_reserve_(uint(t.size) + 1u)) return;
-        for (int k = 0; k < t.size; ++k) {
-            uint64_t add = k == 0 ? (1ul << 32) + 1ul : 1ul;
-            vkshmem_amo64_(t.sync, VKSHMEM_AMO_ADD, add, 0ul, vkshmem_member_(t, (t.me + k) % t.size), false);
-        }
-        shmem_quiet();
+        cmd_arrive(pc.team);
         return;
     }
     if (vkshmem_slots_ != 0u) cmd_head = vkshmem_ld32_(vkshmem_ring_addr_);
@@ -142,8 +171,10 @@ void main() {
     vkshmem_fence_();
 #else
     // The combine step of a recorded reduction: elements [0, bytes) of the chunk in this PE's
-    // scratch slots (sig elements apart) into dest, in member order.
+    // scratch slots (sig elements apart) of the half of the sync just made (cmd_arrive) into
+    // dest, in member order.
     vkshmem_team_layout t = vkshmem_team_(pc.team).t;
+    uint64_t slots = t.scratch + uint64_t((uint(t.reserved0 >> 32) & 1u) * (t.scratch_bytes / 2u));
     uint w = vkshmem_kind_bytes_(pc.arg);
     uint per = uint((pc.bytes + uint64_t(lanes) - 1ul) / uint64_t(lanes));
     if (!vkshmem_reserve_(per * uint(t.size) + 2u)) {
@@ -151,9 +182,9 @@ void main() {
         return;
     }
     for (uint64_t e = uint64_t(lane); e < pc.bytes; e += uint64_t(lanes)) {
-        uint64_t acc = vkshmem_load_(t.scratch + e * uint64_t(w), w);
+        uint64_t acc = vkshmem_load_(slots + e * uint64_t(w), w);
         for (int j = 1; j < t.size; ++j) {
-            uint64_t v = vkshmem_load_(t.scratch + (uint64_t(j) * pc.sig + e) * uint64_t(w), w);
+            uint64_t v = vkshmem_load_(slots + (uint64_t(j) * pc.sig + e) * uint64_t(w), w);
 #if defined(CMD_COMBINE_F64)
             acc = vkshmem_combine_f64_(acc, v, pc.arg, pc.arg2);
 #else
