@@ -922,6 +922,22 @@ void shmem_putmem_signal_nbi(uint64_t dest, uint64_t source, uint64_t nelems, ui
     vkshmem_put_signal_(dest, source, nelems, sig_addr, signal, sig_op, pe);
 }
 
+/* put_signal by the whole workgroup (every invocation calls it with the same arguments, in
+ * uniform control flow): the data split over every invocation as shmem_putmem_wg, each
+ * invocation's part completed (shmem_quiet), then the signal alone, by invocation 0. */
+void shmem_putmem_signal_wg(uint64_t dest, uint64_t source, uint64_t nelems, uint64_t sig_addr, uint64_t signal,
+                            int sig_op, int pe) {
+    vkshmem_fence_();
+    barrier();
+    vkshmem_xfer_(true, dest, source, nelems, pe, gl_LocalInvocationIndex, vkshmem_wg_lanes_(), false, uint64_t(0),
+                  uint64_t(0), 0u);
+    shmem_quiet();
+    barrier();
+    if (gl_LocalInvocationIndex == 0u) vkshmem_put_signal_(dest, source, uint64_t(0), sig_addr, signal, sig_op, pe);
+    vkshmem_fence_();
+    barrier();
+}
+
 /* The signal at sig_addr, a symmetric uint64_t of this PE. */
 uint64_t shmem_signal_fetch(uint64_t sig_addr) {
     uint64_t v = vkshmem_ld64_(sig_addr);

@@ -95,7 +95,7 @@ void main() {
                 } else if (target >= 0) {
                     shmem_uint64_p(pc.arg0 + 8ul * uint(tme), live_value(k, tme), target);
                 }
-            } else if (lane < uint(max(tn, 0)) && L64(pc.arg0 + 8ul * lane).v != live_value(k, int(lane))) {
+            } else if (lane < uint(max(tn, 0)) && vkshmem_ld64_(pc.arg0 + 8ul * lane) != live_value(k, int(lane))) {
                 bad += 1u;
             }
             if (pc.mode == 0u) shmem_barrier_all_wg();

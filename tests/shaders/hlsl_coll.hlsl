@@ -19,8 +19,9 @@
 // One collective per kernel (three syncs in SYNC): lavapipe inlines each call and its compile time grows much
 // faster than the code (HLSL more so than GLSL: every memory access is a chain over the bindings);
 // cold, on one CPU beside other work: one collective about 3 s, two 6-18 s, four about 60 s.
-// No collective waits for an atomic a host posts, so the kernels leave out the AMO mailbox serving,
-// which lavapipe compiles into every wait before it drops it.
+// On one GPU or lavapipe no collective waits for an atomic a host posts, so the kernels leave out
+// the AMO mailbox serving, which lavapipe compiles into every wait before it drops it (across GPUs
+// the arrivals are such atomics: test_hlsl_coll.cpp skips these kernels there).
 #define VKSHMEM_HLSL_NO_MAILBOX
 #include "vkshmem.hlsl"
 

@@ -20,18 +20,28 @@ namespace {
 
 using namespace coll_test;
 
+// hlsl_coll.hlsl's kernels leave out the AMO mailbox serving (VKSHMEM_HLSL_NO_MAILBOX), which
+// collectives among PEs on different GPUs need (shaders/README.md): those cases are skipped there.
+bool skip_hlsl_here() {
+    if (skip_here()) return true;
+    if (!on_several_gpus()) return false;
+    report("skipped the HLSL collectives: PEs on several GPUs need the AMO mailbox serving, which these test "
+           "kernels leave out (VKSHMEM_HLSL_NO_MAILBOX)");
+    return true;
+}
+
 TEST_CASE("HLSL: barrier and sync rounds on SHMEM_TEAM_WORLD and a split team", "[hlsl][sync]") {
-    if (skip_here()) return;
+    if (skip_hlsl_here()) return;
     const Teams teams;
     // hlsl_coll.hlsl: the workgroup forms (even modes) in chunk 0, the thread forms in chunk 1
     for (int chunk = 0; chunk < 2; ++chunk) {
         const auto kp = warm("hlsl_coll_sync_" + std::to_string(chunk));
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s));
-            if (s == Space::Host && on_gpu() && force_proxy()) {
-                // As in test_coll.cpp: the proxy's host writes reach a host heap behind the GPU's
-                // cache, and these rounds read them in the running kernel.
-                report("skipped the host heap: the proxy's writes to it while this GPU's shader runs");
+            if (s == Space::Host && on_gpu() && (force_proxy() || on_several_gpus())) {
+                // As in test_coll.cpp: the proxy's host writes, and another GPU's, reach a host
+                // heap behind this GPU's cache, and these rounds read them in the running kernel.
+                report("skipped the host heap: written by the proxy or another GPU while this GPU's shader runs");
                 continue;
             }
             for (std::uint32_t mode = static_cast<std::uint32_t>(chunk); mode < 6; mode += 2)
@@ -41,7 +51,7 @@ TEST_CASE("HLSL: barrier and sync rounds on SHMEM_TEAM_WORLD and a split team", 
 }
 
 TEST_CASE("HLSL: broadcastmem, collectmem, fcollectmem, alltoallmem back to back", "[hlsl][mem]") {
-    if (skip_here()) return;
+    if (skip_hlsl_here()) return;
     const Teams teams;
     // hlsl_coll.hlsl's MEM kernels: one collective in one form each
     for (Op op : {kBroadcast, kCollect, kFcollect, kAlltoall})
@@ -57,7 +67,7 @@ TEST_CASE("HLSL: broadcastmem, collectmem, fcollectmem, alltoallmem back to back
 }
 
 TEST_CASE("HLSL: typed broadcast, collect, fcollect, alltoall", "[hlsl][typed]") {
-    if (skip_here()) return;
+    if (skip_hlsl_here()) return;
     const Teams teams;
     // hlsl_coll.hlsl's TYPED kernels: short_broadcast, int_collect_wg, long_fcollect, float_alltoall_wg
     static const std::size_t kElem[4] = {sizeof(short), sizeof(int), sizeof(long), sizeof(float)};
@@ -90,7 +100,7 @@ const RedKernel kRedKernels[] = {
 };
 
 TEST_CASE("HLSL: sum, max, xor and prod reductions of 4- and 8-byte types", "[hlsl][reduce]") {
-    if (skip_here()) return;
+    if (skip_hlsl_here()) return;
     const Teams teams;
     for (std::size_t c = 0; c < std::size(kRedKernels); ++c) {
         const RedKernel& rk = kRedKernels[c];
