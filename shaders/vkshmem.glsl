@@ -927,10 +927,7 @@ void shmem_putmem_signal_nbi(uint64_t dest, uint64_t source, uint64_t nelems, ui
  * invocation's part completed (shmem_quiet), then the signal alone, by invocation 0. */
 void shmem_putmem_signal_wg(uint64_t dest, uint64_t source, uint64_t nelems, uint64_t sig_addr, uint64_t signal,
                             int sig_op, int pe) {
-    vkshmem_fence_();
-    barrier();
-    vkshmem_xfer_(true, dest, source, nelems, pe, gl_LocalInvocationIndex, vkshmem_wg_lanes_(), false, uint64_t(0),
-                  uint64_t(0), 0u);
+    vkshmem_put_wg_(dest, source, nelems, pe);
     shmem_quiet();
     barrier();
     if (gl_LocalInvocationIndex == 0u) vkshmem_put_signal_(dest, source, uint64_t(0), sig_addr, signal, sig_op, pe);
