@@ -78,6 +78,7 @@ Result<std::unique_ptr<SymmetricMemory>> SymmetricMemory::create(const Config& c
     }
     std::vector<DeviceId> ids(static_cast<std::size_t>(m->n_pes_), none);
     if (auto r = boot.allgather(&mine, sizeof mine, ids.data()); !r) return r.error();
+    m->other_gpu_pe_.assign(static_cast<std::size_t>(m->n_pes_), false);
     for (int p : boot.local_peers()) {
         const DeviceId& id = ids[static_cast<std::size_t>(p)];
         if (p == m->my_pe_ || !dev || !id.present) continue;
@@ -86,6 +87,7 @@ Result<std::unique_ptr<SymmetricMemory>> SymmetricMemory::create(const Config& c
             if (cfg.VKSHMEM_SHARE_DEVICE_HEAPS) m->shares_device_ = true;
         } else if (!dev->is_cpu()) {
             m->other_gpus_ = true;
+            m->other_gpu_pe_[static_cast<std::size_t>(p)] = true;
         }
     }
     if (auto r = m->create_local(cfg, boot); !r) return r.error();

@@ -49,6 +49,10 @@ public:
     // its atomics on host memory in its own cache, so shaders' atomics on
     // host heaps then go through the proxy (VKSHMEM_FLAG_HOST_AMO_PROXY).
     bool node_has_other_gpus() const { return other_gpus_; }
+    // Whether `pe` is a PE of this node on another GPU than this PE's. Its host heap is then
+    // reached by this PE's shaders through the proxy: another GPU's sub-word stores and atomics
+    // on host memory may stay in that GPU's cache past a device-scope fence (shaders/README.md).
+    bool on_other_gpu(int pe) const { return other_gpu_pe_[static_cast<std::size_t>(pe)]; }
     // Whether the AMO mailboxes of the PEs on this GPU are shared: each in the
     // page after its owner's device heap (and its reply in the owner's
     // InternalArea), so that any of their kernels carries out any of them.
@@ -101,6 +105,7 @@ private:
     std::size_t device_alloc_size_ = 0;
     bool device_peer_ = false;     // another node-local PE uses the same device
     bool other_gpus_ = false;      // another node-local PE uses another GPU
+    std::vector<bool> other_gpu_pe_; // which PEs those are
     bool shares_device_ = false;   // ... and VKSHMEM_SHARE_DEVICE_HEAPS shares heaps with it
     bool device_exported_ = false; // the device heap is shared with those PEs
     std::size_t mailbox_tail_ = 0; // bytes after the device heap for the AMO mailbox

@@ -74,8 +74,9 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     st->wait_polls = static_cast<std::uint32_t>(std::clamp<std::int64_t>(
         cfg.VKSHMEM_DEVICE_WAIT_POLLS > 0 ? cfg.VKSHMEM_DEVICE_WAIT_POLLS : default_wait_polls(dev), 1, UINT32_MAX));
     auto* peers = reinterpret_cast<vkshmem_peer_layout*>(p->base_ + L.peers);
+    // A host heap of a PE on another GPU goes through the proxy (SymmetricMemory::on_other_gpu).
     for (int pe = 0; pe < n; ++pe) {
-        peers[pe].host_base = mem.device_address(pe, kHostHeap);
+        peers[pe].host_base = mem.on_other_gpu(pe) ? 0 : mem.device_address(pe, kHostHeap);
         peers[pe].device_base = mem.device_address(pe, kDeviceHeap);
     }
     auto* ring = reinterpret_cast<vkshmem_ring_layout*>(p->base_ + L.ring);
@@ -116,7 +117,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     std::vector<ShaderDescriptors::Heap> heaps(2 * static_cast<std::size_t>(n));
     for (int pe = 0; pe < n; ++pe)
         for (Space s : {kHostHeap, kDeviceHeap})
-            if (const DeviceMemory* m = mem.shader_memory(pe, s)) {
+            if (const DeviceMemory* m = mem.shader_memory(pe, s); m && !(s == kHostHeap && mem.on_other_gpu(pe))) {
                 const std::size_t tail = s == kDeviceHeap && mem.mailbox_request(pe) ? mem.mailbox_tail() : 0;
                 heaps[static_cast<std::size_t>(pe * 2 + (s == kHostHeap ? 0 : 1))] = {m->buffer,
                                                                                       mem.heap_size(s) + tail};
