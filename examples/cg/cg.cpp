@@ -7,9 +7,10 @@
 //   GPU-resident  one command buffer per PE, recorded once with K iterations and submitted back to
 //                 back, with one fence at the end. Per iteration the halo kernel puts the band's
 //                 edge rows into the neighbours (shmem_putmem_signal_wg in the shader), the queue
-//                 waits for the neighbours' rows (vkshmemx_cmd_signal_wait_until), and each dot product is
-//                 a recorded reduction (vkshmemx_cmd_double_sum_reduce) that the scalar kernel turns
-//                 into alpha or beta in device memory: the CPU does nothing per iteration.
+//                 waits for the neighbours' rows (vkshmemx_cmd_signal_wait_until), and each dot
+//                 product is a recorded reduction (vkshmemx_cmd_double_sum_reduce) that the scalar
+//                 kernel turns into alpha or beta in device memory: the CPU does nothing per
+//                 iteration.
 //   host-driven   the same vector kernels, each a vkshmemx_dispatch (submit and wait); halos by host
 //                 shmem_putmem and shmem_barrier_all; dot products by host shmem_double_sum_reduce;
 //                 alpha and beta computed by the host and passed to the kernels in a host-heap block.
@@ -415,7 +416,9 @@ void profile_resident(const Kernels& k, const Data& d, const Layout& L, const Pr
     if (vkCreateQueryPool(vkshmemx_vk_device(), &qi, nullptr, &pool) != VK_SUCCESS) die("vkCreateQueryPool failed");
     const Push push = make_push(d, L, true);
     std::uint32_t next = 0;
-    const auto mark = [&](VkCommandBuffer cb) { vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, next++); };
+    const auto mark = [&](VkCommandBuffer cb) {
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, next++);
+    };
     Queue q;
     const VkCommandBuffer cb = q.record(1, [&](VkCommandBuffer c) {
         vkCmdResetQueryPool(c, pool, 0, count);

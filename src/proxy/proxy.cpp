@@ -227,6 +227,7 @@ void Proxy::publish_team(int slot, int me, const std::vector<int>& members, std:
         t->scratch_bytes = scratch_bytes;
         t->busy = 0;
         t->reserved0 = 0;
+        t->reserved1 = 0;
         t->pes = address + off + sizeof(vkshmem_team_layout);
         std::atomic_ref<std::uint32_t>(t->live).store(VKSHMEM_TEAM_LIVE, std::memory_order_release);
     }
