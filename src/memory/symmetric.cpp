@@ -86,7 +86,6 @@ Result<std::unique_ptr<SymmetricMemory>> SymmetricMemory::create(const Config& c
             m->device_peer_ = true;
             if (cfg.VKSHMEM_SHARE_DEVICE_HEAPS) m->shares_device_ = true;
         } else if (!dev->is_cpu()) {
-            m->other_gpus_ = true;
             m->other_gpu_pe_[static_cast<std::size_t>(p)] = true;
         }
     }

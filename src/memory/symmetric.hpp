@@ -12,6 +12,7 @@
 #include "memory/shared_segment.hpp"
 #include "vulkan/device.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,7 +49,9 @@ public:
     // Whether PEs of this node use other GPUs than this PE's: a GPU performs
     // its atomics on host memory in its own cache, so shaders' atomics on
     // host heaps then go through the proxy (VKSHMEM_FLAG_HOST_AMO_PROXY).
-    bool node_has_other_gpus() const { return other_gpus_; }
+    bool node_has_other_gpus() const {
+        return std::find(other_gpu_pe_.begin(), other_gpu_pe_.end(), true) != other_gpu_pe_.end();
+    }
     // Whether `pe` is a PE of this node on another GPU than this PE's. Its host heap is then
     // reached by this PE's shaders through the proxy: another GPU's sub-word stores and atomics
     // on host memory may stay in that GPU's cache past a device-scope fence (shaders/README.md).
@@ -104,8 +107,7 @@ private:
     std::string desc_[kSpaceCount];
     std::size_t device_alloc_size_ = 0;
     bool device_peer_ = false;     // another node-local PE uses the same device
-    bool other_gpus_ = false;      // another node-local PE uses another GPU
-    std::vector<bool> other_gpu_pe_; // which PEs those are
+    std::vector<bool> other_gpu_pe_; // the node-local PEs that use another GPU
     bool shares_device_ = false;   // ... and VKSHMEM_SHARE_DEVICE_HEAPS shares heaps with it
     bool device_exported_ = false; // the device heap is shared with those PEs
     std::size_t mailbox_tail_ = 0; // bytes after the device heap for the AMO mailbox
