@@ -9,6 +9,17 @@
 // once their results are here; quiet() returns once every put and AMO this
 // PE issued is complete at its target, fence() orders those before later
 // ones to the same PE. Every operation may be called from any thread.
+//
+// Domains and non-blocking forms (the *_on calls): a Domain is a context's own
+// resources (shmem_ctx_create), opened by open_domain(); operations posted on
+// it are completed by quiet_on(it) and ordered by fence_on(it) only, and
+// threads on different domains do not wait for each other. Null is the
+// PE's default domain, the one put() and quiet() use. A non-blocking post
+// (Post::nbi) returns once the operation is issued: a put's source must then
+// stay unchanged, a get's destination and an AMO's fetch buffer are filled,
+// until quiet_on() of its domain returns (the OpenSHMEM rules for _nbi). The
+// defaults here complete every operation before returning, on the default
+// domain (the shm transport).
 #pragma once
 
 #include "core/config.hpp" // OfiAtomics
@@ -32,6 +43,19 @@ enum class AmoOp : std::uint8_t { Fetch, Set, Swap, CompareSwap, Add, And, Or, X
 
 struct Caps {
     unsigned amo_widths = 0; // bit w set: AMOs of w bytes (4, 8) on every operation
+};
+
+// A context's own completion domain (a UCX worker, libfabric completion counts).
+class Domain {
+public:
+    virtual ~Domain() = default;
+};
+
+// How an operation is posted: on which domain (null: the default), and whether it
+// may return before it completes.
+struct Post {
+    Domain* domain = nullptr;
+    bool nbi = false;
 };
 
 class Transport {
@@ -58,6 +82,32 @@ public:
                                       std::uint64_t operand, std::uint64_t cond, bool fetch) = 0;
     virtual Result<void> fence() = 0;
     virtual Result<void> quiet() = 0;
+
+    // The same operations posted as `how` says. amo_on's old value goes to `fetch` (`width`
+    // bytes; null: not fetching): before it returns, or for a non-blocking post by quiet_on.
+    virtual Result<void> put_on(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
+                                std::size_t n) {
+        (void)how;
+        return put(pe, space, offset, src, n);
+    }
+    virtual Result<void> get_on(const Post& how, int pe, int space, std::uint64_t offset, void* dst, std::size_t n) {
+        (void)how;
+        return get(pe, space, offset, dst, n);
+    }
+    virtual Result<void> amo_on(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                                std::uint64_t operand, std::uint64_t cond, void* fetch);
+    // A new domain, or null when this transport has none to give (its operations then use the
+    // default). close_domain completes what is in flight on it first.
+    virtual Domain* open_domain() { return nullptr; }
+    virtual void close_domain(Domain* d) { (void)d; }
+    virtual Result<void> fence_on(Domain* d) {
+        (void)d;
+        return fence();
+    }
+    virtual Result<void> quiet_on(Domain* d) {
+        (void)d;
+        return quiet();
+    }
     // Carries out what arrived, if no other thread is at it (a PE's waits
     // call this; a transport's own thread does it otherwise).
     virtual void progress() = 0;
@@ -71,6 +121,18 @@ public:
     // For vkshmem-info and debug logs: library version, devices, settings.
     virtual std::string describe() const = 0;
 };
+
+inline Result<void> Transport::amo_on(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op,
+                                      unsigned width, std::uint64_t operand, std::uint64_t cond, void* fetch) {
+    (void)how;
+    auto r = amo(pe, space, offset, op, width, operand, cond, fetch != nullptr);
+    if (!r) return r.error();
+    if (fetch) {
+        if (width == 4) *static_cast<std::uint32_t*>(fetch) = static_cast<std::uint32_t>(*r);
+        else *static_cast<std::uint64_t*>(fetch) = *r;
+    }
+    return {};
+}
 
 // The node-local transport (shm/shm.cpp): peers' symmetric spaces as this
 // process maps them; for the conformance suite (the core's Direct routes do

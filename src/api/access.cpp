@@ -49,9 +49,7 @@ int shmemx_addr_space(const void* addr) noexcept {
 // write-combining buffers of stores into a GPU's BAR); the network transport
 // has puts and AMOs in flight until its own fence or flush.
 void shmem_fence(void) noexcept {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (Runtime* rt = g_runtime; rt && rt->network())
-        if (auto r = rt->network()->fence(); !r) fatal("shmem_fence", "{}", r.error().message);
+    rma::fence_on(nullptr, "shmem_fence");
 }
 void shmem_quiet(void) noexcept {
     if (Runtime* rt = g_runtime) rt->quiet();

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
-// Communication contexts (OpenSHMEM 1.6 §9.5). Every context shares this
-// PE's one set of resources (its mappings, its network endpoint), so a
-// context's fence and quiet order and complete the other contexts'
-// operations too, which the specification allows; what a context adds is its
-// team, in which its routines number PEs.
+// Communication contexts (OpenSHMEM 1.6 §9.5). A context numbers PEs in its
+// team, and has its own network domain where the transport gives one (UCX: a
+// worker of its own; libfabric: its own count of operations in flight), so its
+// quiet and fence complete and order its own network operations only, and
+// threads on different contexts do not wait for each other's. Node-local
+// routes complete every operation before it returns, so there a context's
+// fence and quiet only order this PE's stores.
 #include <shmem.h>
 
 #include "api/guard.hpp"
@@ -36,13 +38,16 @@ int create(coll::Team* team, long options, shmem_ctx_t* ctx, const char* call) {
     return 0;
 }
 
-// Completes this PE's operations (every context's: they share one set of resources).
+// Completes the context's operations.
 void complete(shmem_ctx_t ctx, const char* call) {
-    if (ctx != SHMEM_CTX_DEFAULT) context_of(ctx, call);
-    shmem_quiet();
+    rma::quiet_on(ctx == SHMEM_CTX_DEFAULT ? nullptr : context_of(ctx, call)->domain, call);
 }
 
 } // namespace
+
+net::Domain* vkshmem::api::ctx_domain(vkshmem_ctx* handle, const char* call) {
+    return context_of(handle, call)->domain;
+}
 
 int vkshmem::api::ctx_pe_slow(vkshmem_ctx* handle, int pe, const char* call) {
     coll::Context* c = context_of(handle, call);
@@ -67,7 +72,7 @@ void shmem_ctx_destroy(shmem_ctx_t ctx) noexcept {
     if (ctx == SHMEM_CTX_INVALID) return;
     if (ctx == SHMEM_CTX_DEFAULT) fatal(call, "SHMEM_CTX_DEFAULT lasts until shmem_finalize and cannot be destroyed");
     coll::Context* c = context_of(ctx, call);
-    shmem_quiet();
+    rma::quiet_on(c->domain, call); // a failure is reported here, naming the call
     g_runtime->teams().destroy_context(c);
 }
 
@@ -110,8 +115,8 @@ void shmem_session_stop(shmem_ctx_t ctx) noexcept { shmem_ctx_session_stop(ctx);
 // then calls them on it).
 void shmem_ctx_fence(shmem_ctx_t ctx) noexcept {
     if (ctx == SHMEM_CTX_INVALID) return;
-    if (ctx != SHMEM_CTX_DEFAULT) context_of(ctx, "shmem_ctx_fence");
-    shmem_fence();
+    constexpr const char* call = "shmem_ctx_fence";
+    rma::fence_on(ctx == SHMEM_CTX_DEFAULT ? nullptr : context_of(ctx, call)->domain, call);
 }
 void shmem_ctx_quiet(shmem_ctx_t ctx) noexcept {
     if (ctx == SHMEM_CTX_INVALID) return;
@@ -127,9 +132,11 @@ void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int* target_pes, size_t npes) noe
 }
 
 void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t* sig_addr, uint64_t signal, int pe) noexcept {
+    api::InCtx in(ctx, "shmem_ctx_signal_add");
     shmem_signal_add(sig_addr, signal, api::ctx_pe(ctx, pe, "shmem_ctx_signal_add"));
 }
 void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t* sig_addr, uint64_t signal, int pe) noexcept {
+    api::InCtx in(ctx, "shmem_ctx_signal_set");
     shmem_signal_set(sig_addr, signal, api::ctx_pe(ctx, pe, "shmem_ctx_signal_set"));
 }
 

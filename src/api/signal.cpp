@@ -39,7 +39,19 @@ void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe
     // ordered only by completing the data first.
     net::Transport& net = *g_runtime->network();
     const bool same_transport = target(sig_addr, sizeof(std::uint64_t), pe, call).route == Route::Network;
-    if (auto r = same_transport ? net.fence() : net.quiet(); !r) fatal(call, "{}", r.error().message);
+    if (auto r = same_transport ? net.fence_on(rma::t_domain) : net.quiet_on(rma::t_domain); !r)
+        fatal(call, "{}", r.error().message);
+}
+
+void post_signal(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe, const char* call) {
+    const Target t = target(sig_addr, sizeof(std::uint64_t), pe, call);
+    const AmoOp op = sig_op == kSignalAdd ? AmoOp::Add : AmoOp::Set;
+    if (t.route != Route::Network) {
+        amo(sig_addr, op, signal, std::uint64_t{0}, pe, call, false);
+        return;
+    }
+    if (reinterpret_cast<std::uintptr_t>(sig_addr) % sizeof(std::uint64_t)) misaligned(sig_addr, 8, call);
+    amo_nbi_net(t, op, sizeof(std::uint64_t), signal, 0, nullptr, pe, call);
 }
 
 } // namespace vkshmem::api::detail

@@ -38,6 +38,20 @@ inline int ctx_pe(vkshmem_ctx* ctx, int pe, const char* call = __builtin_FUNCTIO
         return pe;
     return ctx_pe_slow(ctx, pe, call);
 }
+// The network domain of a context other than the default (checked as ctx_pe checks it).
+net::Domain* ctx_domain(vkshmem_ctx* ctx, const char* call);
+// The scope of one context routine: the data path posts its network operations on the
+// context's domain (rma::t_domain) until it returns. The default context's is null.
+class InCtx {
+public:
+    explicit InCtx(vkshmem_ctx* ctx, const char* call = __builtin_FUNCTION()) {
+        if (reinterpret_cast<std::uintptr_t>(ctx) != 1) [[unlikely]]
+            rma::t_domain = ctx_domain(ctx, call);
+    }
+    ~InCtx() { rma::t_domain = nullptr; }
+    InCtx(const InCtx&) = delete;
+    InCtx& operator=(const InCtx&) = delete;
+};
 
 // ---- Collectives on teams (src/coll; coll_impl.hpp) ----------------------------------
 // Each returns 0, or -1 for SHMEM_TEAM_INVALID (where nothing happens).

@@ -14,6 +14,9 @@ namespace detail {
 inline constexpr int kSignalSet = 0; // SHMEM_SIGNAL_SET
 inline constexpr int kSignalAdd = 1; // SHMEM_SIGNAL_ADD
 
+// The signal update of put_signal_nbi: over the network posted without waiting, complete by the
+// next quiet of the calling context (signal.cpp).
+void post_signal(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe, const char* call);
 // Diagnoses a sig_op that is neither and ends the job (signal.cpp). Never returns.
 [[noreturn]] void bad_sig_op(int sig_op, const char* call);
 // Data that went to `pe` other than by CPU stores into mapped memory: completes or orders it
@@ -29,9 +32,10 @@ inline void check_sig_op(int sig_op, const char* call) {
 // mapped peer the update is a seq_cst store or add, so a reader that sees it with an acquire
 // load also sees the data stored before it.
 inline void update_signal(const void* data, std::size_t bytes, std::uint64_t* sig_addr, std::uint64_t signal,
-                          int sig_op, int pe, const char* call) {
+                          int sig_op, int pe, const char* call, bool nbi = false) {
     if (bytes && target(data, 0, pe, call).route != Route::Direct) [[unlikely]]
         order_before_signal(data, sig_addr, pe, call);
+    if (nbi) return post_signal(sig_addr, signal, sig_op, pe, call);
     amo(sig_addr, sig_op == kSignalAdd ? AmoOp::Add : AmoOp::Set, signal, std::uint64_t{0}, pe, call, false);
 }
 
@@ -47,11 +51,14 @@ void put_signal(T* dest, const T* source, std::size_t nelems, std::uint64_t* sig
     detail::update_signal(dest, nelems * sizeof(T), sig_addr, signal, sig_op, pe, call);
 }
 
-// Every put completes before it returns (put_nbi is put), so the nbi form is the blocking one.
+// Over the network the data and the signal are both posted without waiting; the transport's
+// fence keeps the signal behind the data.
 template <class T>
 void put_signal_nbi(T* dest, const T* source, std::size_t nelems, std::uint64_t* sig_addr, std::uint64_t signal,
                     int sig_op, int pe, const char* call) {
-    put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe, call);
+    detail::check_sig_op(sig_op, call);
+    put_nbi(dest, source, nelems, pe, call);
+    detail::update_signal(dest, nelems * sizeof(T), sig_addr, signal, sig_op, pe, call, true);
 }
 
 // ---- Strided blocks -------------------------------------------------------------------

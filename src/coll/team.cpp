@@ -92,14 +92,22 @@ void Teams::destroy(Team* t, const char* call) {
 }
 
 Context* Teams::create_context(Team* t, long options) {
+    auto c = std::make_unique<Context>(t, options); // opens its network domain: outside the lock
     std::lock_guard lk(mu_);
-    contexts_.push_back(std::make_unique<Context>(Context{t, options}));
+    contexts_.push_back(std::move(c));
     return contexts_.back().get();
 }
 
 void Teams::destroy_context(Context* c) {
-    std::lock_guard lk(mu_);
-    std::erase_if(contexts_, [c](const std::unique_ptr<Context>& u) { return u.get() == c; });
+    std::unique_ptr<Context> gone; // closed (its operations completed) outside the lock
+    {
+        std::lock_guard lk(mu_);
+        auto it = std::find_if(contexts_.begin(), contexts_.end(),
+                               [c](const std::unique_ptr<Context>& u) { return u.get() == c; });
+        if (it == contexts_.end()) return;
+        gone = std::move(*it);
+        contexts_.erase(it);
+    }
 }
 
 bool Teams::live_context(const Context* c) {

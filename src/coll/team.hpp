@@ -13,6 +13,7 @@
 #pragma once
 
 #include "memory/internal_area.hpp"
+#include "rma/rma.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -87,11 +88,17 @@ struct Team {
     std::uint64_t* flag(int f) const;
 };
 
-// A communication context (shmem_ctx_t points to one): its team, and the
-// options it was created with. Every context shares this PE's resources.
+// A communication context (shmem_ctx_t points to one): its team, the options it was created
+// with, and its own network domain where the transport gives one (rma::open_domain), which it
+// closes, completing what is in flight, when it goes.
 struct Context {
+    Context(Team* t, long o) : team(t), options(o), domain(rma::open_domain()) {}
+    ~Context() { rma::close_domain(domain); }
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
     Team* team = nullptr;
     long options = 0;
+    net::Domain* domain = nullptr;
 };
 
 // Every team (and context) of this PE. Created after the heaps (and the network) at init.

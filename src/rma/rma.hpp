@@ -19,6 +19,7 @@ class SymmetricMemory;
 class VulkanDevice;
 namespace net {
 class Transport;
+class Domain;
 }
 } // namespace vkshmem
 
@@ -35,8 +36,20 @@ struct Subsystems {
 };
 extern Subsystems g_subsystems;
 
-// Completes this PE's puts and AMOs (shmem_quiet): a full fence, and a flush of the network transport.
+// The network domain of the context whose routine the calling thread is in (api::InCtx sets it
+// for the length of one call); null: the default context's. Every network operation is posted
+// on it.
+extern thread_local net::Domain* t_domain;
+// Completes this PE's puts and AMOs on the default context (shmem_quiet): a full fence, and a
+// flush of the network transport.
 void quiet(const char* call = "shmem_quiet");
+// The same for one context's network domain (null: the default's), and its fence.
+void quiet_on(net::Domain* d, const char* call);
+void fence_on(net::Domain* d, const char* call);
+// A context's own network domain, or null where there is no network or it has none to give
+// (the context then shares the default's); close_domain completes what is in flight on it.
+net::Domain* open_domain();
+void close_domain(net::Domain* d);
 
 // Opaque 16-byte element for shmem_put128/get128/iput128/iget128.
 struct alignas(8) b128 {

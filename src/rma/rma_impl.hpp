@@ -43,13 +43,18 @@ inline Target target(const void* addr, std::size_t len, int pe, const char* call
     return {base ? base + off : nullptr, s, off, v.route[pe]};
 }
 
-// Routes other than Direct, and local buffers in unmapped memory (slow_path.cpp).
-void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call);
-void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call);
+// Routes other than Direct, and local buffers in unmapped memory (slow_path.cpp). nbi: the
+// transfer may still be in flight when it returns (route Network), until the next quiet.
+void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call, bool nbi = false);
+void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call, bool nbi = false);
 enum class AmoOp : std::uint8_t { Fetch, Set, Swap, CompareSwap, Add, And, Or, Xor };
 // fetch: the caller uses the old value (a network AMO without it is one-way).
 std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,
                        int pe, const char* call, bool fetch);
+// A fetching AMO over the network posted without waiting: the old value lands in `fetch`
+// (`width` bytes of memory the CPU maps) by the next quiet of the calling context.
+void amo_nbi_net(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond, void* fetch,
+                 int pe, const char* call);
 
 template <class T> T* local_ivar(T* ivar, const char* call) {
     if (g_state.checks && space_of(ivar) < 0) [[unlikely]]
@@ -262,13 +267,30 @@ template <class T> void get(T* dest, const T* source, std::size_t nelems, int pe
     detail::get_slow(dest, t, n, pe, call);
 }
 
-// Node-local transfers complete before they return, so the nbi forms are the
-// blocking ones; they differ once a route queues work (network, proxy).
+// Transfers to a mapped peer are CPU copies, complete when they return; over the network the
+// nbi forms return once the transfer is issued (the source must stay unchanged, and the
+// destination is filled, by the next quiet of the calling context).
 template <class T> void put_nbi(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
-    put(dest, source, nelems, pe, call);
+    const std::size_t n = nelems * sizeof(T);
+    if (n == 0) [[unlikely]]
+        return;
+    detail::Target t = detail::target(dest, n, pe, call);
+    if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
+        detail::copy_bytes(t.ptr, source, n);
+        return;
+    }
+    detail::put_slow(t, source, n, pe, call, true);
 }
 template <class T> void get_nbi(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
-    get(dest, source, nelems, pe, call);
+    const std::size_t n = nelems * sizeof(T);
+    if (n == 0) [[unlikely]]
+        return;
+    detail::Target t = detail::target(source, n, pe, call);
+    if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
+        detail::copy_bytes(dest, t.ptr, n);
+        return;
+    }
+    detail::get_slow(dest, t, n, pe, call, true);
 }
 
 template <class T> void p(T* dest, T value, int pe, const char* call) {
@@ -352,10 +374,10 @@ template <class T> void atomic_xor(T* dest, T value, int pe, const char* call) {
     detail::amo(dest, AmoOp::Xor, value, T{}, pe, call, false);
 }
 
-// Every route that exists today completes an AMO before returning, so the
-// fetching nbi forms deliver *fetch at once (and so by the next quiet).
-// `fetch` may itself be symmetric memory the CPU cannot store to (a GPU's
-// device heap): then the value goes there like a put to this PE.
+// The fetching nbi forms. Over the network the AMO is posted and the old value lands in *fetch
+// by the next quiet of the calling context; every other route completes the AMO before
+// returning and delivers *fetch at once. `fetch` may itself be symmetric memory the CPU cannot
+// store to (a GPU's device heap): then the value goes there like a put to this PE.
 namespace detail {
 template <class T> void deliver(T* fetch, T value, const char* call) {
     if (unmapped(fetch)) [[unlikely]] {
@@ -364,30 +386,40 @@ template <class T> void deliver(T* fetch, T value, const char* call) {
     }
     *fetch = value;
 }
+template <class T> void amo_nbi(T* fetch, T* dest, AmoOp op, T operand, T cond, int pe, const char* call) {
+    Target t = target(dest, sizeof(T), pe, call);
+    if (t.route == Route::Network && !unmapped(fetch)) [[unlikely]] {
+        if (reinterpret_cast<std::uintptr_t>(dest) % sizeof(T)) [[unlikely]]
+            misaligned(dest, sizeof(T), call);
+        amo_nbi_net(t, op, sizeof(T), to_bits(operand), to_bits(cond), fetch, pe, call);
+        return;
+    }
+    deliver(fetch, amo(dest, op, operand, cond, pe, call), call);
+}
 } // namespace detail
 template <class T> void atomic_fetch_nbi(T* fetch, const T* source, int pe, const char* call) {
-    detail::deliver(fetch, atomic_fetch(source, pe, call), call);
+    detail::amo_nbi(fetch, const_cast<T*>(source), AmoOp::Fetch, T{}, T{}, pe, call);
 }
 template <class T> void atomic_swap_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
-    detail::deliver(fetch, atomic_swap(dest, value, pe, call), call);
+    detail::amo_nbi(fetch, dest, AmoOp::Swap, value, T{}, pe, call);
 }
 template <class T> void atomic_compare_swap_nbi(T* fetch, T* dest, T cond, T value, int pe, const char* call) {
-    detail::deliver(fetch, atomic_compare_swap(dest, cond, value, pe, call), call);
+    detail::amo_nbi(fetch, dest, AmoOp::CompareSwap, value, cond, pe, call);
 }
 template <class T> void atomic_fetch_inc_nbi(T* fetch, T* dest, int pe, const char* call) {
-    detail::deliver(fetch, atomic_fetch_inc(dest, pe, call), call);
+    detail::amo_nbi(fetch, dest, AmoOp::Add, T{1}, T{}, pe, call);
 }
 template <class T> void atomic_fetch_add_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
-    detail::deliver(fetch, atomic_fetch_add(dest, value, pe, call), call);
+    detail::amo_nbi(fetch, dest, AmoOp::Add, value, T{}, pe, call);
 }
 template <class T> void atomic_fetch_and_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
-    detail::deliver(fetch, atomic_fetch_and(dest, value, pe, call), call);
+    detail::amo_nbi(fetch, dest, AmoOp::And, value, T{}, pe, call);
 }
 template <class T> void atomic_fetch_or_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
-    detail::deliver(fetch, atomic_fetch_or(dest, value, pe, call), call);
+    detail::amo_nbi(fetch, dest, AmoOp::Or, value, T{}, pe, call);
 }
 template <class T> void atomic_fetch_xor_nbi(T* fetch, T* dest, T value, int pe, const char* call) {
-    detail::deliver(fetch, atomic_fetch_xor(dest, value, pe, call), call);
+    detail::amo_nbi(fetch, dest, AmoOp::Xor, value, T{}, pe, call);
 }
 
 // ---- Point-to-point synchronization -------------------------------------------------

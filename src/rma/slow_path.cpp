@@ -39,7 +39,9 @@ const DeviceMemory* device_side(const Target& t, int pe) {
 
 // Route Network (transports/transport.hpp). A local buffer the CPU cannot
 // map (a GPU's device heap) goes through a bounce buffer.
-void transfer_net(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call);
+// nbi: may return before the transfer completes (a buffer the CPU maps; the bounce buffer of one
+// it cannot is copied through at once).
+void transfer_net(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call, bool nbi);
 std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,
                       int pe, const char* call, bool fetch);
 } // namespace
@@ -48,11 +50,26 @@ std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_
 
 namespace vkshmem::rma {
 Subsystems g_subsystems;
+thread_local net::Domain* t_domain = nullptr;
 
-void quiet(const char* call) {
+void quiet(const char* call) { quiet_on(nullptr, call); }
+
+void quiet_on(net::Domain* d, const char* call) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (g_subsystems.network)
-        if (auto r = g_subsystems.network->quiet(); !r) fatal(call, "{}", r.error().message);
+        if (auto r = g_subsystems.network->quiet_on(d); !r) fatal(call, "{}", r.error().message);
+}
+
+void fence_on(net::Domain* d, const char* call) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (g_subsystems.network)
+        if (auto r = g_subsystems.network->fence_on(d); !r) fatal(call, "{}", r.error().message);
+}
+
+net::Domain* open_domain() { return g_subsystems.network ? g_subsystems.network->open_domain() : nullptr; }
+
+void close_domain(net::Domain* d) {
+    if (d && g_subsystems.network) g_subsystems.network->close_domain(d);
 }
 } // namespace vkshmem::rma
 
@@ -143,9 +160,9 @@ void transfer_am(bool to_peer, const Target& t, void* buf, std::size_t n, int pe
 }
 } // namespace
 
-void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call) {
+void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call, bool nbi) {
     if (t.route == Route::Proxy) return transfer_am(true, t, const_cast<void*>(src), n, pe, call);
-    if (t.route == Route::Network) return transfer_net(true, t, const_cast<void*>(src), n, pe, call);
+    if (t.route == Route::Network) return transfer_net(true, t, const_cast<void*>(src), n, pe, call, nbi);
     VulkanDevice* dev = g_subsystems.device;
     std::size_t src_off = 0;
     if (const DeviceMemory* src_mem = unmapped_local(src, &src_off)) {
@@ -180,9 +197,9 @@ void put_slow(const Target& t, const void* src, std::size_t n, int pe, const cha
     if (auto r = dev->write(*m, t.offset, src, n); !r) fatal(call, "{}", r.error().message);
 }
 
-void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call) {
+void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call, bool nbi) {
     if (t.route == Route::Proxy) return transfer_am(false, t, dst, n, pe, call);
-    if (t.route == Route::Network) return transfer_net(false, t, dst, n, pe, call);
+    if (t.route == Route::Network) return transfer_net(false, t, dst, n, pe, call, nbi);
     VulkanDevice* dev = g_subsystems.device;
     std::size_t dst_off = 0;
     if (const DeviceMemory* dst_mem = unmapped_local(dst, &dst_off)) {
@@ -249,7 +266,7 @@ static_assert(static_cast<int>(net::AmoOp::Xor) == static_cast<int>(AmoOp::Xor) 
                   static_cast<int>(net::AmoOp::CompareSwap) == static_cast<int>(AmoOp::CompareSwap),
               "the transport's AMO codes are the API's");
 
-void transfer_net(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call) {
+void transfer_net(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call, bool nbi) {
     net::Transport& net = *g_subsystems.network;
     std::size_t off = 0;
     const DeviceMemory* mem = unmapped_local(buf, &off);
@@ -257,7 +274,9 @@ void transfer_net(bool to_peer, const Target& t, void* buf, std::size_t n, int p
     Result<void> r;
     if (mem && to_peer) r = g_subsystems.device->read(bounce.data(), *mem, off, n);
     void* local = mem ? bounce.data() : buf;
-    if (r) r = to_peer ? net.put(pe, t.space, t.offset, local, n) : net.get(pe, t.space, t.offset, local, n);
+    const net::Post how{t_domain, nbi && !mem};
+    if (r)
+        r = to_peer ? net.put_on(how, pe, t.space, t.offset, local, n) : net.get_on(how, pe, t.space, t.offset, local, n);
     if (r && mem && !to_peer) r = g_subsystems.device->write(*mem, off, bounce.data(), n);
     if (!r) fatal(call, "{}", r.error().message);
 }
@@ -268,11 +287,22 @@ std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_
     // The API's AMOs are 4 and 8 bytes wide, which every transport does.
     if (!(net.caps().amo_widths & (1u << width)))
         fatal(call, "a {}-byte atomic over {}: only 4- and 8-byte atomics cross the network", width, net.name());
-    auto r = net.amo(pe, t.space, t.offset, static_cast<net::AmoOp>(op), static_cast<unsigned>(width), operand, cond,
-                     fetch);
+    std::uint64_t old = 0; // the low `width` bytes (little-endian)
+    auto r = net.amo_on({t_domain, false}, pe, t.space, t.offset, static_cast<net::AmoOp>(op),
+                        static_cast<unsigned>(width), operand, cond, fetch ? &old : nullptr);
     if (!r) fatal(call, "{}", r.error().message);
-    return *r;
+    return old;
 }
 } // namespace
+
+void amo_nbi_net(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond, void* fetch,
+                 int pe, const char* call) {
+    net::Transport& net = *g_subsystems.network;
+    if (!(net.caps().amo_widths & (1u << width)))
+        fatal(call, "a {}-byte atomic over {}: only 4- and 8-byte atomics cross the network", width, net.name());
+    auto r = net.amo_on({t_domain, true}, pe, t.space, t.offset, static_cast<net::AmoOp>(op),
+                        static_cast<unsigned>(width), operand, cond, fetch);
+    if (!r) fatal(call, "{}", r.error().message);
+}
 
 } // namespace vkshmem::rma::detail

@@ -90,7 +90,7 @@ struct Setup {
     bool seg1_registered = false;
 };
 
-void rma(Setup& s, std::uint64_t seed) {
+void rma_checks(Setup& s, std::uint64_t seed) {
     const std::size_t sizes[] = {1, 7, 8, 63, 4096, 65537, 1u << 20};
     for (std::size_t size : sizes) {
         const std::size_t off = size == (1u << 20) ? 0 : 3; // odd offsets where they fit
@@ -326,7 +326,7 @@ int main(int argc, char** argv) {
         std::printf("[conformance] %s at %d PEs, seed %#" PRIx64 " (VKSHMEM_TEST_SEED): %s\n", which.c_str(), g_n, seed,
                     s.t->describe().c_str());
 
-    rma(s, seed);
+    rma_checks(s, seed);
     errors(s);
     atomics(s, seed);
 

@@ -147,12 +147,15 @@ def c_prototype(r):
 
 def cxx_forwarder(r):
     params = ", ".join(f"{cxx_type(t)} {n}" for t, n in r["params"])
-    # A context form passes its PE through the context's team; the context itself goes no further.
+    # A context form passes its PE through the context's team, and runs in the context's scope
+    # (api::InCtx: its network domain); the handle itself goes no further.
     args = ", ".join("vkshmem::api::ctx_pe(ctx, pe)" if r["ctx"] and n == "pe" else cxx_arg(t, n, r["elem"])
                      for t, n in r["params"] if not (r["ctx"] and n == "ctx"))
     ret = cxx_type(r["ret"])
     call = f"vkshmem::api::{r['call']}<{r['elem']}>({args});"
     body = call if r["ret"] == "void" else f"return {call}"
+    if r["ctx"]:
+        body = f"vkshmem::api::InCtx in(ctx); {body}"
     head = f'extern "C" {ret} {r["name"]}({params}) noexcept'
     one = f"{head} {{ {body} }}"
     if len(one) <= WRAP:

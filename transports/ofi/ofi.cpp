@@ -69,11 +69,23 @@ Error fi_error(const std::string& what, long rc) {
     return Error{fmt::format("libfabric {}: {}", what, fi_strerror(static_cast<int>(rc < 0 ? -rc : rc)))};
 }
 
-// One posted operation: its context, and what its completion said.
+// A context's completion domain: its non-blocking operations still in flight, and what the
+// first failed one said (both under the transport's mutex). Every domain shares the one
+// endpoint and completion queue; what a domain has is its own count, so quiet_on() waits for
+// its operations alone.
+struct OfiDomain final : Domain {
+    std::size_t pending = 0;
+    std::string error;
+};
+
+// One posted operation: its context, and what its completion said. A non-blocking one
+// (`nbi` set) lives on the heap until its completion, with the operands its atomic reads.
 struct Op {
     fi_context2 ctx{}; // first: the completion's op_context points here
     bool done = false;
     std::string error;
+    OfiDomain* nbi = nullptr;
+    std::uint64_t operand = 0, cond = 0;
 };
 
 // An atomic as a message (the fallback) and its answer.
@@ -106,15 +118,33 @@ public:
     Result<void> connect(Bootstrap& boot, const std::vector<bool>& peers) override;
     bool reach(int pe, int space) const override { return remote_[static_cast<std::size_t>(pe)][space].ok; }
     Result<void> put(int pe, int space, std::uint64_t offset, const void* src, std::size_t n) override {
-        return rma(true, pe, space, offset, static_cast<char*>(const_cast<void*>(src)), n);
+        return rma({}, true, pe, space, offset, static_cast<char*>(const_cast<void*>(src)), n);
     }
     Result<void> get(int pe, int space, std::uint64_t offset, void* dst, std::size_t n) override {
-        return rma(false, pe, space, offset, static_cast<char*>(dst), n);
+        return rma({}, false, pe, space, offset, static_cast<char*>(dst), n);
     }
     Result<std::uint64_t> amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                               std::uint64_t operand, std::uint64_t cond, bool fetch) override;
     Result<void> fence() override { return quiet(); } // quiet is cheap: posted operations are awaited anyway
-    Result<void> quiet() override;
+    Result<void> quiet() override { return quiet_on(nullptr); }
+    Result<void> put_on(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
+                        std::size_t n) override {
+        return rma(how, true, pe, space, offset, static_cast<char*>(const_cast<void*>(src)), n);
+    }
+    Result<void> get_on(const Post& how, int pe, int space, std::uint64_t offset, void* dst, std::size_t n) override {
+        return rma(how, false, pe, space, offset, static_cast<char*>(dst), n);
+    }
+    Result<void> amo_on(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                        std::uint64_t operand, std::uint64_t cond, void* fetch) override;
+    Domain* open_domain() override { return new OfiDomain; }
+    void close_domain(Domain* d) override {
+        if (!d) return;
+        if (auto r = quiet_on(d); !r) VKSHMEM_WARN("closing a context: {}", r.error().message);
+        delete static_cast<OfiDomain*>(d);
+    }
+    // Ordering by completion: posted operations complete in any order (FI_ORDER_NONE).
+    Result<void> fence_on(Domain* d) override { return quiet_on(d); }
+    Result<void> quiet_on(Domain* d) override;
     void progress() override {
         app_active_.store(true, std::memory_order_relaxed);
         std::unique_lock lk(mu_, std::try_to_lock);
@@ -124,16 +154,22 @@ public:
 
 private:
     Result<const Remote*> remote(int pe, int space, std::uint64_t offset, std::size_t n, const char* what);
-    // Posts one operation (f(context) returns a libfabric code), retrying
-    // while the provider is busy, and waits (progressing) for its completion.
+    // Posts one operation (f(context) returns a libfabric code), retrying while the provider is
+    // busy; a non-blocking one (op->nbi) is counted in its domain, and its completion deletes it
+    // (a failed post leaves it to the caller).
+    template <class F> Result<void> post(Op* op, F&& f, const char* what);
+    // Posts one operation and waits (progressing) for its completion.
     template <class F> Result<void> run(F&& f, const char* what);
     // Progresses until done() holds (checked under the mutex).
     template <class D> void wait_until(D&& done);
-    Result<void> rma(bool is_put, int pe, int space, std::uint64_t offset, char* buf, std::size_t n);
-    Result<std::uint64_t> native_amo(const Remote& r, int pe, std::uint64_t offset, AmoOp op, unsigned width,
-                                     std::uint64_t operand, std::uint64_t cond, bool fetch);
-    Result<std::uint64_t> message_amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
-                                      std::uint64_t operand, std::uint64_t cond, bool fetch);
+    Result<void> rma(const Post& how, bool is_put, int pe, int space, std::uint64_t offset, char* buf, std::size_t n);
+    Result<void> native_amo(const Post& how, const Remote& r, int pe, std::uint64_t offset, AmoOp op, unsigned width,
+                            std::uint64_t operand, std::uint64_t cond, void* fetch);
+    Result<void> message_amo(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                             std::uint64_t operand, std::uint64_t cond, void* fetch);
+    OfiDomain& domain(Domain* d) { return d ? *static_cast<OfiDomain*>(d) : default_; }
+    // A completion (or its error) for the operation whose context is `ctx`.
+    void finished(fi_context2* ctx, std::string error);
     // The memory descriptor of a local buffer inside a registered segment (null otherwise).
     void* local_desc(const void* p, std::size_t n) const;
     void progress_locked();
@@ -167,8 +203,13 @@ private:
     std::array<AmoMsg, kRecvs> recv_{};
     std::array<fi_context2, kRecvs> recv_ctx_{};
     std::uint64_t next_id_ = 0;
-    std::uint64_t unanswered_ = 0;                        // requests sent, answers not yet in
-    std::unordered_map<std::uint64_t, std::uint64_t*> waiting_; // fetching requests: where the answer goes
+    std::uint64_t unanswered_ = 0; // requests sent, answers not yet in
+    struct Answer {
+        void* to;
+        unsigned width;
+    };
+    std::unordered_map<std::uint64_t, Answer> waiting_; // fetching requests: where the answer goes
+    OfiDomain default_;
     std::deque<AmoMsg> to_send_;                          // answers the provider had no room for yet
     std::thread progress_;
     std::atomic<bool> stop_{false};
@@ -375,9 +416,7 @@ void Ofi::progress_locked() {
                               fi_strerror(e.err) + ")";
             auto* ctx = static_cast<fi_context2*>(e.op_context);
             if (ctx && (ctx < recv_ctx_.data() || ctx >= recv_ctx_.data() + kRecvs)) {
-                Op* op = reinterpret_cast<Op*>(ctx);
-                op->error = std::move(why);
-                op->done = true;
+                finished(ctx, std::move(why));
             } else {
                 last_error_ = std::move(why);
             }
@@ -392,7 +431,7 @@ void Ofi::progress_locked() {
             auto* ctx = static_cast<fi_context2*>(done[static_cast<std::size_t>(i)].op_context);
             if (!ctx) continue;
             if (ctx < recv_ctx_.data() || ctx >= recv_ctx_.data() + kRecvs) {
-                reinterpret_cast<Op*>(ctx)->done = true;
+                finished(ctx, {});
                 continue;
             }
             const int slot = static_cast<int>(ctx - recv_ctx_.data());
@@ -411,10 +450,23 @@ void Ofi::progress_locked() {
     }
 }
 
+void Ofi::finished(fi_context2* ctx, std::string error) {
+    Op* op = reinterpret_cast<Op*>(ctx);
+    if (!op->nbi) {
+        op->error = std::move(error);
+        op->done = true;
+        return;
+    }
+    if (!error.empty() && op->nbi->error.empty()) op->nbi->error = std::move(error);
+    --op->nbi->pending;
+    delete op;
+}
+
 void Ofi::serve(const AmoMsg& m) {
     if (m.kind == kAnswer) {
         if (auto it = waiting_.find(m.id); it != waiting_.end()) {
-            *it->second = m.result;
+            if (it->second.width == 4) *static_cast<std::uint32_t*>(it->second.to) = static_cast<std::uint32_t>(m.result);
+            else *static_cast<std::uint64_t*>(it->second.to) = m.result;
             waiting_.erase(it);
         }
         --unanswered_;
@@ -449,21 +501,28 @@ template <class D> void Ofi::wait_until(D&& done) {
     }
 }
 
-template <class F> Result<void> Ofi::run(F&& f, const char* what) {
+template <class F> Result<void> Ofi::post(Op* op, F&& f, const char* what) {
     static_assert(offsetof(Op, ctx) == 0);
-    Op op;
     Pause busy; // while the provider has no room for it
     for (;;) {
         {
             std::lock_guard lk(mu_);
             [[maybe_unused]] ForPeers peers; // posting may progress the provider (core/tsan.hpp)
-            const ssize_t rc = f(&op.ctx);
-            if (rc == 0) break;
+            const ssize_t rc = f(&op->ctx);
+            if (rc == 0) {
+                if (op->nbi) ++op->nbi->pending;
+                return {};
+            }
             if (rc != -FI_EAGAIN) return fi_error(what, rc);
             progress_locked();
         }
         busy();
     }
+}
+
+template <class F> Result<void> Ofi::run(F&& f, const char* what) {
+    Op op;
+    if (auto r = post(&op, std::forward<F>(f), what); !r) return r;
     wait_until([&] { return op.done; });
     if (!op.error.empty()) return Error{fmt::format("libfabric {}: {}", what, op.error)};
     return {};
@@ -487,7 +546,8 @@ void* Ofi::local_desc(const void* p, std::size_t n) const {
     return nullptr;
 }
 
-Result<void> Ofi::rma(bool is_put, int pe, int space, std::uint64_t offset, char* buf, std::size_t n) {
+Result<void> Ofi::rma(const Post& how, bool is_put, int pe, int space, std::uint64_t offset, char* buf,
+                      std::size_t n) {
     const char* what = is_put ? "put (fi_write)" : "get (fi_read)";
     auto rr = remote(pe, space, offset, n, what);
     if (!rr) return rr.error();
@@ -503,6 +563,20 @@ Result<void> Ofi::rma(bool is_put, int pe, int space, std::uint64_t offset, char
             what);
     };
     void* desc = local_desc(buf, n);
+    if (how.nbi && (!mr_local_ || desc)) {
+        // Straight from (into) the caller's buffer, which stays untouched until quiet_on.
+        auto* op = new Op;
+        op->nbi = &domain(how.domain);
+        auto posted = post(
+            op,
+            [&](void* ctx) {
+                return is_put ? fi_write(ep_, buf, n, desc, to, r.base + offset, r.key, ctx)
+                              : fi_read(ep_, buf, n, desc, to, r.base + offset, r.key, ctx);
+            },
+            what);
+        if (!posted) delete op;
+        return posted;
+    }
     if (!mr_local_ || desc) return once(buf, n, desc, offset);
     // FI_MR_LOCAL and a buffer outside the registered segments: through the bounce buffer.
     std::lock_guard b(bounce_mu_);
@@ -519,16 +593,64 @@ Result<void> Ofi::rma(bool is_put, int pe, int space, std::uint64_t offset, char
 
 Result<std::uint64_t> Ofi::amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                                std::uint64_t operand, std::uint64_t cond, bool fetch) {
+    std::uint64_t old = 0; // the low `width` bytes (little-endian)
+    if (auto r = amo_on({}, pe, space, offset, op, width, operand, cond, fetch ? &old : nullptr); !r) return r.error();
+    return old;
+}
+
+Result<void> Ofi::amo_on(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                         std::uint64_t operand, std::uint64_t cond, void* fetch) {
     auto r = remote(pe, space, offset, width, "atomic");
     if (!r) return r.error();
     if (width != 4 && width != 8) return Error{fmt::format("libfabric atomic: {}-byte operands are not native", width)};
-    if (op == AmoOp::Fetch || op == AmoOp::Swap || op == AmoOp::CompareSwap) fetch = true;
-    if (messages_) return message_amo(pe, space, offset, op, width, operand, cond, fetch);
-    return native_amo(**r, pe, offset, op, width, operand, cond, fetch);
+    // The operations that return the old value are sent as fetching ones, also when the caller
+    // does not want it.
+    std::uint64_t ignored = 0;
+    if (!fetch && (op == AmoOp::Fetch || op == AmoOp::Swap || op == AmoOp::CompareSwap)) {
+        if (how.nbi) return Error{"libfabric atomic: a non-blocking fetching atomic needs a place for the old value"};
+        fetch = &ignored;
+    }
+    if (messages_) return message_amo(how, pe, space, offset, op, width, operand, cond, fetch);
+    return native_amo(how, **r, pe, offset, op, width, operand, cond, fetch);
 }
 
-Result<std::uint64_t> Ofi::native_amo(const Remote& r, int pe, std::uint64_t offset, AmoOp op, unsigned width,
-                                      std::uint64_t operand, std::uint64_t cond, bool fetch) {
+Result<void> Ofi::native_amo(const Post& how, const Remote& r, int pe, std::uint64_t offset, AmoOp op, unsigned width,
+                             std::uint64_t operand, std::uint64_t cond, void* fetch) {
+    const fi_datatype dt = width == 4 ? FI_UINT32 : FI_UINT64;
+    fi_op fop = FI_SUM;
+    switch (op) {
+    case AmoOp::Fetch: fop = FI_ATOMIC_READ; break;
+    case AmoOp::Set:
+    case AmoOp::Swap: fop = FI_ATOMIC_WRITE; break;
+    case AmoOp::CompareSwap: fop = FI_CSWAP; break;
+    case AmoOp::Add: fop = FI_SUM; break;
+    case AmoOp::And: fop = FI_BAND; break;
+    case AmoOp::Or: fop = FI_BOR; break;
+    case AmoOp::Xor: fop = FI_BXOR; break;
+    }
+    const fi_addr_t to = addrs_[static_cast<std::size_t>(pe)];
+    const std::uint64_t addr = r.base + offset;
+    if (how.nbi && !mr_local_) {
+        // The operands live in the operation until its completion; the old value goes straight
+        // to the caller's buffer.
+        auto* o = new Op;
+        o->nbi = &domain(how.domain);
+        std::memcpy(&o->operand, &operand, width);
+        std::memcpy(&o->cond, &cond, width);
+        auto posted = post(
+            o,
+            [&](void* ctx) -> ssize_t {
+                if (op == AmoOp::CompareSwap)
+                    return fi_compare_atomic(ep_, &o->operand, 1, nullptr, &o->cond, nullptr, fetch, nullptr, to, addr,
+                                             r.key, dt, fop, ctx);
+                if (fetch)
+                    return fi_fetch_atomic(ep_, &o->operand, 1, nullptr, fetch, nullptr, to, addr, r.key, dt, fop, ctx);
+                return fi_atomic(ep_, &o->operand, 1, nullptr, to, addr, r.key, dt, fop, ctx);
+            },
+            "atomic");
+        if (!posted) delete o;
+        return posted;
+    }
     // Operand, comparand and result in one place; under FI_MR_LOCAL that is
     // the registered bounce buffer.
     struct Bufs {
@@ -551,43 +673,23 @@ Result<std::uint64_t> Ofi::native_amo(const Remote& r, int pe, std::uint64_t off
         v->operand = operand;
         v->cond = cond;
     }
-    const fi_datatype dt = width == 4 ? FI_UINT32 : FI_UINT64;
-    fi_op fop = FI_SUM;
-    switch (op) {
-    case AmoOp::Fetch: fop = FI_ATOMIC_READ; break;
-    case AmoOp::Set:
-    case AmoOp::Swap: fop = FI_ATOMIC_WRITE; break;
-    case AmoOp::CompareSwap: fop = FI_CSWAP; break;
-    case AmoOp::Add: fop = FI_SUM; break;
-    case AmoOp::And: fop = FI_BAND; break;
-    case AmoOp::Or: fop = FI_BOR; break;
-    case AmoOp::Xor: fop = FI_BXOR; break;
-    }
-    const fi_addr_t to = addrs_[static_cast<std::size_t>(pe)];
-    const std::uint64_t addr = r.base + offset;
     auto done = run(
         [&](void* ctx) -> ssize_t {
             if (op == AmoOp::CompareSwap)
                 return fi_compare_atomic(ep_, &v->operand, 1, desc, &v->cond, desc, &v->result, desc, to, addr, r.key,
                                          dt, fop, ctx);
-            if (fetch)
+            if (fetch != nullptr)
                 return fi_fetch_atomic(ep_, &v->operand, 1, desc, &v->result, desc, to, addr, r.key, dt, fop, ctx);
             return fi_atomic(ep_, &v->operand, 1, desc, to, addr, r.key, dt, fop, ctx);
         },
         "atomic");
     if (!done) return done.error();
-    if (!fetch) return std::uint64_t{0};
-    if (width == 4) {
-        std::uint32_t r32 = 0;
-        std::memcpy(&r32, &v->result, 4);
-        return std::uint64_t{r32};
-    }
-    return v->result;
+    if (fetch) std::memcpy(fetch, &v->result, width);
+    return {};
 }
 
-Result<std::uint64_t> Ofi::message_amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
-                                       std::uint64_t operand, std::uint64_t cond, bool fetch) {
-    std::uint64_t result = 0;
+Result<void> Ofi::message_amo(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                              std::uint64_t operand, std::uint64_t cond, void* fetch) {
     Pause busy; // while the provider has no room for it
     AmoMsg m{kRequest, static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(width),
              static_cast<std::uint8_t>(space), static_cast<std::uint32_t>(me_), 0, offset, operand, cond, 0};
@@ -599,7 +701,7 @@ Result<std::uint64_t> Ofi::message_amo(int pe, int space, std::uint64_t offset, 
             const ssize_t rc = fi_inject(ep_, &m, sizeof m, addrs_[static_cast<std::size_t>(pe)]);
             if (rc == 0) {
                 ++unanswered_;
-                if (fetch) waiting_[m.id] = &result;
+                if (fetch) waiting_[m.id] = Answer{fetch, width};
                 break;
             }
             if (rc != -FI_EAGAIN) return fi_error("atomic (fi_inject)", rc);
@@ -607,21 +709,26 @@ Result<std::uint64_t> Ofi::message_amo(int pe, int space, std::uint64_t offset, 
         }
         busy();
     }
-    if (!fetch) return std::uint64_t{0}; // quiet waits for its answer
+    // Not fetching, or not blocking: quiet waits for its answer.
+    if (!fetch || how.nbi) return {};
     wait_until([&] { return !waiting_.count(m.id); });
-    return result;
+    return {};
 }
 
-Result<void> Ofi::quiet() {
-    // Puts, gets and native atomics are complete when they return; what is
-    // left are atomics sent as messages, complete once answered.
-    // With none outstanding it does not progress (see progress_locked).
+Result<void> Ofi::quiet_on(Domain* d) {
+    // Blocking puts, gets and native atomics are complete when they return; what is left are
+    // the domain's non-blocking operations and the atomics sent as messages (every domain's:
+    // they are one count), complete once answered. With none outstanding it does not progress
+    // (see progress_locked).
+    OfiDomain& dom = domain(d);
     std::unique_lock lk(mu_);
-    if (unanswered_ != 0) {
+    if (unanswered_ != 0 || dom.pending != 0) {
         lk.unlock();
-        wait_until([&] { return unanswered_ == 0; });
+        wait_until([&] { return unanswered_ == 0 && dom.pending == 0; });
         lk.lock();
     }
+    if (!dom.error.empty())
+        return Error{fmt::format("libfabric: a non-blocking operation failed: {}", std::exchange(dom.error, {}))};
     if (!last_error_.empty()) return Error{fmt::format("libfabric: {}", std::exchange(last_error_, {}))};
     return {};
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
-// The UCX transport: UCP RMA and atomics on one worker per PE.
+// The UCX transport: UCP RMA and atomics on one worker per PE, and one more
+// per context that asks for its own (Transport::open_domain).
 //
-// Every UCP call is made under one mutex (the worker is created
-// UCS_THREAD_MODE_SERIALIZED), by application threads and by the progress
-// thread. The progress thread exists because transports without RDMA (tcp,
+// Every UCP call on a worker is made under that worker's mutex (workers are
+// created UCS_THREAD_MODE_SERIALIZED), by application threads and by the
+// progress thread. The progress thread exists because transports without RDMA (tcp,
 // UCX's emulated atomics) need the target's CPU to carry out incoming
 // operations: it sleeps on the worker's event fd and progresses the worker
 // when something arrives.
@@ -18,6 +19,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <atomic>
@@ -25,11 +27,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <shared_mutex>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <thread>
 #include <time.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace vkshmem::net {
@@ -40,7 +44,6 @@ constexpr int kSegments = 3;
 struct Remote {
     std::uint64_t base = 0;
     std::uint64_t size = 0;
-    ucp_rkey_h rkey = nullptr;
 };
 
 std::int64_t now_ns() {
@@ -73,10 +76,63 @@ std::string resources(ucp_context_h ctx) {
     return out.empty() ? " none" : out;
 }
 
+// One UCP worker with its endpoints and the peers' keys unpacked on them: the
+// PE's default, the one peers connect to, or a context's own (open_domain),
+// whose operations neither wait for nor hold up those of the other workers.
+struct Lane final : Domain {
+    std::mutex mu;                // held for every UCP call on this worker (UCS_THREAD_MODE_SERIALIZED)
+    std::atomic<int> waiting{0};  // threads waiting for mu (lock()): the progress thread yields it to them
+    // When an application thread last progressed the worker (in a wait): the progress thread stands
+    // back while they do.
+    std::atomic<std::int64_t> app_ns{0};
+    ucp_worker_h worker = nullptr;
+    int efd = -1;
+    std::vector<ucp_ep_h> eps;
+    std::vector<std::array<ucp_rkey_h, kSegments>> rkeys;
+    // Non-blocking requests whose callbacks have not run yet, and what the first failed one said
+    // (both under mu: callbacks run inside ucp_worker_progress, which is called under it).
+    std::size_t pending = 0;
+    std::string error;
+};
+
+// What a peer handed over at connect(): enough to open another worker's endpoints to it.
+struct PeerInfo {
+    std::vector<std::uint8_t> address;
+    std::array<std::vector<std::uint8_t>, kSegments> rkey;
+};
+
+// The state of a non-blocking AMO that must outlive its post: the operand, and a place for the
+// old value UCP sends back where the caller wants none (a set is a swap).
+struct AmoBox {
+    Lane* lane;
+    std::uint64_t operand;
+    std::uint64_t reply;
+};
+
+void note_failure(Lane& l, ucs_status_t s) {
+    if (s != UCS_OK && l.error.empty()) l.error = ucs_status_string(s);
+}
+// Completion callbacks of non-blocking posts (run under the lane's mutex, by a progress call).
+void on_rma_done(void* req, ucs_status_t s, void* user) {
+    Lane& l = *static_cast<Lane*>(user);
+    note_failure(l, s);
+    --l.pending;
+    ucp_request_free(req);
+}
+void on_amo_done(void* req, ucs_status_t s, void* user) {
+    auto* box = static_cast<AmoBox*>(user);
+    note_failure(*box->lane, s);
+    --box->lane->pending;
+    ucp_request_free(req);
+    delete box;
+}
+
 class Ucx final : public Transport {
 public:
-    Ucx(int me, int n) : me_(me), n_(n), eps_(static_cast<std::size_t>(n)), remote_(static_cast<std::size_t>(n)) {
+    Ucx(int me, int n) : me_(me), n_(n), remote_(static_cast<std::size_t>(n)), peers_(static_cast<std::size_t>(n)) {
         caps_.amo_widths = (1u << 4) | (1u << 8);
+        main_.eps.resize(static_cast<std::size_t>(n));
+        main_.rkeys.resize(static_cast<std::size_t>(n));
     }
     ~Ucx() override;
 
@@ -86,77 +142,116 @@ public:
     Result<void> register_segment(int space, void* addr, std::size_t size) override;
     Result<void> connect(Bootstrap& boot, const std::vector<bool>& peers) override;
     bool reach(int pe, int space) const override {
-        return eps_[static_cast<std::size_t>(pe)] && remote_[static_cast<std::size_t>(pe)][space].rkey;
+        return main_.eps[static_cast<std::size_t>(pe)] && main_.rkeys[static_cast<std::size_t>(pe)][space];
     }
     Result<void> put(int pe, int space, std::uint64_t offset, const void* src, std::size_t n) override {
-        return rma(true, pe, space, offset, const_cast<void*>(src), n);
+        return rma({}, true, pe, space, offset, const_cast<void*>(src), n);
     }
     Result<void> get(int pe, int space, std::uint64_t offset, void* dst, std::size_t n) override {
-        return rma(false, pe, space, offset, dst, n);
+        return rma({}, false, pe, space, offset, dst, n);
     }
     Result<std::uint64_t> amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
-                              std::uint64_t operand, std::uint64_t cond, bool fetch) override;
-    Result<void> fence() override;
-    Result<void> quiet() override;
+                              std::uint64_t operand, std::uint64_t cond, bool fetch) override {
+        std::uint64_t old = 0; // the low `width` bytes (little-endian)
+        if (auto r = amo_on({}, pe, space, offset, op, width, operand, cond, fetch ? &old : nullptr); !r)
+            return r.error();
+        return old;
+    }
+    Result<void> fence() override { return fence_on(nullptr); }
+    Result<void> quiet() override { return quiet_on(nullptr); }
+    Result<void> put_on(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
+                        std::size_t n) override {
+        return rma(how, true, pe, space, offset, const_cast<void*>(src), n);
+    }
+    Result<void> get_on(const Post& how, int pe, int space, std::uint64_t offset, void* dst, std::size_t n) override {
+        return rma(how, false, pe, space, offset, dst, n);
+    }
+    Result<void> amo_on(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                        std::uint64_t operand, std::uint64_t cond, void* fetch) override;
+    Domain* open_domain() override;
+    void close_domain(Domain* d) override;
+    Result<void> fence_on(Domain* d) override;
+    Result<void> quiet_on(Domain* d) override;
     void progress() override {
-        app_progress_ns_.store(now_ns(), std::memory_order_relaxed);
-        std::unique_lock lk(mu_, std::try_to_lock);
-        if (lk.owns_lock()) progress_worker();
+        main_.app_ns.store(now_ns(), std::memory_order_relaxed);
+        std::unique_lock lk(main_.mu, std::try_to_lock);
+        if (lk.owns_lock()) progress_worker(main_);
     }
     void nap(long ns) override;
     std::string describe() const override { return desc_; }
 
 private:
-    // Waits (progressing the worker) for an operation UCP did not complete at once.
-    Result<void> complete(ucs_status_ptr_t req, const char* what);
-    Result<void> rma(bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n);
-    Result<const Remote*> remote(int pe, int space, std::uint64_t offset, std::size_t n, const char* what);
+    Lane& lane(Domain* d) { return d ? *static_cast<Lane*>(d) : main_; }
+    Result<void> make_worker(Lane& l);
+    // Opens l's endpoints to every peer the default lane reaches, and unpacks their keys on them.
+    Result<void> connect_lane(Lane& l);
+    // Closes l's endpoints (flushing what is in flight) and its keys; 5 s at most.
+    void close_lane(Lane& l);
+    // Progresses l until done() holds (checked under its mutex): a short spin, then sleeps on the
+    // worker's events.
+    template <class Done> void wait(Lane& l, Done&& done);
+    // Waits for an operation UCP did not complete at once.
+    Result<void> complete(Lane& l, ucs_status_ptr_t req, const char* what);
+    Result<void> rma(const Post& how, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n);
+    Result<const Remote*> remote(Lane& l, int pe, int space, std::uint64_t offset, std::size_t n, const char* what);
     void progress_loop();
     // ucp_worker_progress, which carries out the operations of remote PEs (core/tsan.hpp).
-    unsigned progress_worker() {
+    static unsigned progress_worker(Lane& l) {
         [[maybe_unused]] ForPeers peers;
-        return ucp_worker_progress(worker_);
+        return ucp_worker_progress(l.worker);
     }
     void stop_progress();
+    void wake_progress() {
+        const std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t r = write(wake_, &one, sizeof one);
+    }
 
     int me_, n_;
     Caps caps_;
-    std::mutex mu_;
     ucp_context_h ctx_ = nullptr;
-    ucp_worker_h worker_ = nullptr;
-    std::vector<ucp_ep_h> eps_;
+    Lane main_;
     std::array<ucp_mem_h, kSegments> memh_{};
     std::array<void*, kSegments> seg_addr_{};
     std::array<std::size_t, kSegments> seg_size_{};
     std::vector<std::array<Remote, kSegments>> remote_;
+    std::vector<PeerInfo> peers_;
+    // The contexts' lanes, which the progress thread serves too. It holds lanes_mu_ shared while it
+    // uses their event fds; close_domain takes it exclusively (closing_ asks the thread to let go).
+    std::shared_mutex lanes_mu_;
+    std::vector<Lane*> lanes_;
+    std::atomic<int> closing_{0};
     std::thread progress_;
     std::atomic<bool> stop_{false};
-    // When an application thread last progressed the worker (in a wait):
-    // the progress thread stands back while they do.
-    std::atomic<std::int64_t> app_progress_ns_{0};
-    int efd_ = -1;
     int wake_ = -1;
     // Test hook (VKSHMEM_TEST_UCX_SLOW_PROGRESS_US): the progress thread pauses this long after
     // each event it progresses, as a slow (sanitized, loaded) machine does.
     unsigned slow_progress_us_ = 0;
-    // Threads waiting for mu_ (lock()): the progress thread yields it to them.
-    std::atomic<int> waiting_{0};
-    std::unique_lock<std::mutex> acquire() {
-        waiting_.fetch_add(1, std::memory_order_relaxed);
-        std::unique_lock lk(mu_);
-        waiting_.fetch_sub(1, std::memory_order_relaxed);
-        return lk;
-    }
-    // mu_, held for UCP calls. Any of them may carry out remote PEs' operations (a send also
-    // answers the gets queued behind it): core/tsan.hpp.
+    // A lane's mutex, held for UCP calls. Any of them may carry out remote PEs' operations (a send
+    // also answers the gets queued behind it): core/tsan.hpp.
     struct Locked {
         std::unique_lock<std::mutex> lk;
         ForPeers peers{};
     };
-    Locked lock() { return Locked{acquire()}; }
+    static Locked lock(Lane& l) {
+        l.waiting.fetch_add(1, std::memory_order_relaxed);
+        std::unique_lock lk(l.mu);
+        l.waiting.fetch_sub(1, std::memory_order_relaxed);
+        return Locked{std::move(lk)};
+    }
     Bootstrap* boot_ = nullptr;
     std::string desc_;
 };
+
+Result<void> Ucx::make_worker(Lane& l) {
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+    ucs_status_t s = ucp_worker_create(ctx_, &wp, &l.worker);
+    if (s != UCS_OK) return ucx_error("ucp_worker_create", s);
+    s = ucp_worker_get_efd(l.worker, &l.efd);
+    if (s != UCS_OK) return ucx_error("ucp_worker_get_efd", s);
+    return {};
+}
 
 Result<void> Ucx::init() {
     if (const char* slow = std::getenv("VKSHMEM_TEST_UCX_SLOW_PROGRESS_US"))
@@ -176,13 +271,7 @@ Result<void> Ucx::init() {
     s = ucp_init(&p, cfg, &ctx_);
     ucp_config_release(cfg);
     if (s != UCS_OK) return ucx_error("ucp_init", s);
-    ucp_worker_params_t wp{};
-    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
-    s = ucp_worker_create(ctx_, &wp, &worker_);
-    if (s != UCS_OK) return ucx_error("ucp_worker_create", s);
-    s = ucp_worker_get_efd(worker_, &efd_);
-    if (s != UCS_OK) return ucx_error("ucp_worker_get_efd", s);
+    if (auto r = make_worker(main_); !r) return r;
     wake_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_ < 0) return Error{fmt::format("eventfd: {}", std::strerror(errno))};
     const char* tls = std::getenv("UCX_TLS");
@@ -197,7 +286,7 @@ Result<void> Ucx::register_segment(int space, void* addr, std::size_t size) {
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
     mp.address = addr;
     mp.length = size;
-    auto lk = lock();
+    auto lk = lock(main_);
     const ucs_status_t s = ucp_mem_map(ctx_, &mp, &memh_[space]);
     if (s != UCS_OK) return ucx_error("ucp_mem_map", s);
     seg_addr_[space] = addr;
@@ -210,13 +299,13 @@ Result<void> Ucx::connect(Bootstrap& boot, const std::vector<bool>& peers) {
     // This PE's blob: worker address, then per segment base, size and packed rkey.
     Writer w;
     {
-        auto lk = lock();
+        auto lk = lock(main_);
         ucp_address_t* addr = nullptr;
         std::size_t len = 0;
-        ucs_status_t s = ucp_worker_get_address(worker_, &addr, &len);
+        ucs_status_t s = ucp_worker_get_address(main_.worker, &addr, &len);
         if (s != UCS_OK) return ucx_error("ucp_worker_get_address", s);
         w.bytes(addr, len);
-        ucp_worker_release_address(worker_, addr);
+        ucp_worker_release_address(main_.worker, addr);
         for (int sp = 0; sp < kSegments; ++sp) {
             w.value<std::uint64_t>(reinterpret_cast<std::uintptr_t>(seg_addr_[sp]));
             w.value<std::uint64_t>(seg_size_[sp]);
@@ -233,80 +322,108 @@ Result<void> Ucx::connect(Bootstrap& boot, const std::vector<bool>& peers) {
     Blobs blobs;
     if (auto r = blobs.gather(boot, n_, std::move(w.out)); !r) return r;
 
-    auto lk = lock();
     for (int pe = 0; pe < n_; ++pe) {
         if (!peers[static_cast<std::size_t>(pe)] || pe == me_) continue;
         Reader rd = blobs.of(pe);
+        PeerInfo& info = peers_[static_cast<std::size_t>(pe)];
         std::size_t alen = 0;
         const std::uint8_t* addr = rd.bytes(&alen);
-        if (!addr) return Error{fmt::format("PE {}'s UCX address is malformed", pe)};
-        ucp_ep_params_t ep{};
-        ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-        ep.address = reinterpret_cast<const ucp_address_t*>(addr);
-        ucs_status_t s = ucp_ep_create(worker_, &ep, &eps_[static_cast<std::size_t>(pe)]);
-        if (s != UCS_OK) return ucx_error(fmt::format("connecting to PE {}", pe).c_str(), s);
+        if (!addr || !alen) return Error{fmt::format("PE {}'s UCX address is malformed", pe)};
+        info.address.assign(addr, addr + alen);
         for (int sp = 0; sp < kSegments; ++sp) {
             Remote& r = remote_[static_cast<std::size_t>(pe)][sp];
             r.base = rd.value<std::uint64_t>();
             r.size = rd.value<std::uint64_t>();
             std::size_t rk_len = 0;
             const std::uint8_t* rk = rd.bytes(&rk_len);
-            if (!rk) return Error{fmt::format("PE {}'s UCX keys are malformed", pe)};
-            if (!rk_len) continue;
-            s = ucp_ep_rkey_unpack(eps_[static_cast<std::size_t>(pe)], rk, &r.rkey);
-            if (s != UCS_OK) return ucx_error(fmt::format("unpacking PE {}'s memory key", pe).c_str(), s);
+            if (!rk && rk_len) return Error{fmt::format("PE {}'s UCX keys are malformed", pe)};
+            if (rk_len) info.rkey[sp].assign(rk, rk + rk_len);
         }
     }
+    if (auto r = connect_lane(main_); !r) return r;
     progress_ = std::thread([this] { progress_loop(); });
     return {};
 }
 
+Result<void> Ucx::connect_lane(Lane& l) {
+    l.eps.assign(static_cast<std::size_t>(n_), nullptr);
+    l.rkeys.assign(static_cast<std::size_t>(n_), {});
+    auto lk = lock(l);
+    for (int pe = 0; pe < n_; ++pe) {
+        const PeerInfo& info = peers_[static_cast<std::size_t>(pe)];
+        if (info.address.empty()) continue;
+        ucp_ep_params_t ep{};
+        ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        ep.address = reinterpret_cast<const ucp_address_t*>(info.address.data());
+        ucp_ep_h& e = l.eps[static_cast<std::size_t>(pe)];
+        ucs_status_t s = ucp_ep_create(l.worker, &ep, &e);
+        if (s != UCS_OK) return ucx_error(fmt::format("connecting to PE {}", pe).c_str(), s);
+        for (int sp = 0; sp < kSegments; ++sp) {
+            if (info.rkey[sp].empty()) continue;
+            s = ucp_ep_rkey_unpack(e, info.rkey[sp].data(), &l.rkeys[static_cast<std::size_t>(pe)][sp]);
+            if (s != UCS_OK) return ucx_error(fmt::format("unpacking PE {}'s memory key", pe).c_str(), s);
+        }
+    }
+    return {};
+}
+
 void Ucx::progress_loop() {
-    // Incoming operations over transports without RDMA need this PE's CPU.
-    // While an application thread waits it progresses the worker itself (a
-    // wake-up of this thread would add its latency to every operation), so
-    // this thread sleeps; otherwise it sleeps on the worker's event fd.
+    // Incoming operations over transports without RDMA need this PE's CPU, and so do the
+    // replies to its own non-blocking operations (a get's data): this thread sleeps on the
+    // workers' event fds and progresses a worker when something arrives. While an application
+    // thread waits on a worker it progresses it itself (a wake-up of this thread would add its
+    // latency to every operation), so this thread leaves that worker alone for a while.
     constexpr std::int64_t kStandBack = 1'000'000; // ns
     precise_timers();
-    pollfd fds[2] = {{efd_, POLLIN, 0}, {wake_, POLLIN, 0}};
+    std::vector<pollfd> fds;
     while (!stop_.load(std::memory_order_acquire)) {
-        const std::int64_t since = now_ns() - app_progress_ns_.load(std::memory_order_relaxed);
-        if (since < kStandBack) {
-            timespec ts{0, static_cast<long>(kStandBack - since)};
-            nanosleep(&ts, nullptr);
+        if (closing_.load(std::memory_order_acquire)) {
+            sched_yield(); // a context's lane is closing: let close_domain have lanes_mu_
             continue;
         }
-        ucs_status_t armed = UCS_OK;
-        bool yielded = false;
-        {
-            std::lock_guard lk(mu_);
-            // At most 64 calls per hold: a stream of incoming operations must not keep the
-            // worker from the others for good.
-            int calls = 0;
-            while (progress_worker() != 0) {
-                if (slow_progress_us_) usleep(slow_progress_us_);
-                if (++calls == 64) {
-                    yielded = true;
-                    break;
-                }
-                // Another thread wants the worker for an operation of its own: let it have it
-                // now (it progresses the worker while it waits). Holding on while work keeps
-                // arriving would starve it: peers polling this PE's inbox can keep the worker
-                // busy while the proxy thread waits to send the answer they poll for.
-                if (waiting_.load(std::memory_order_relaxed)) {
-                    yielded = true;
-                    break;
-                }
+        std::shared_lock lanes(lanes_mu_);
+        fds.assign(1, pollfd{wake_, POLLIN, 0});
+        bool again = false;
+        std::int64_t sleep_ns = 100'000'000;
+        auto serve = [&](Lane& l) {
+            const std::int64_t since = now_ns() - l.app_ns.load(std::memory_order_relaxed);
+            if (since < kStandBack) {
+                sleep_ns = std::min(sleep_ns, kStandBack - since);
+                return;
             }
-            if (!yielded) armed = ucp_worker_arm(worker_);
-        }
-        if (yielded) {
-            sched_yield(); // to the thread that asked for the worker
+            ucs_status_t armed = UCS_OK;
+            bool yielded = false;
+            {
+                std::lock_guard lk(l.mu);
+                // At most 64 calls per hold: a stream of incoming operations must not keep the
+                // worker from the others for good.
+                int calls = 0;
+                while (progress_worker(l) != 0) {
+                    if (slow_progress_us_) usleep(slow_progress_us_);
+                    // Another thread wants the worker for an operation of its own: let it have it
+                    // now (it progresses the worker while it waits). Holding on while work keeps
+                    // arriving would starve it: peers polling this PE's inbox can keep the worker
+                    // busy while the proxy thread waits to send the answer they poll for.
+                    if (++calls == 64 || l.waiting.load(std::memory_order_relaxed)) {
+                        yielded = true;
+                        break;
+                    }
+                }
+                if (!yielded) armed = ucp_worker_arm(l.worker);
+            }
+            if (yielded || armed == UCS_ERR_BUSY) again = true; // more arrived meanwhile
+            else fds.push_back(pollfd{l.efd, POLLIN, 0});
+        };
+        serve(main_);
+        for (Lane* l : lanes_) serve(*l);
+        if (again) {
+            lanes.unlock();
+            sched_yield(); // to the thread that asked for a worker
             continue;
         }
-        if (armed == UCS_ERR_BUSY) continue; // more arrived meanwhile
-        poll(fds, 2, 100);
-        if (fds[1].revents & POLLIN) {
+        timespec ts{sleep_ns / 1'000'000'000, sleep_ns % 1'000'000'000};
+        ppoll(fds.data(), fds.size(), &ts, nullptr);
+        if (fds[0].revents & POLLIN) {
             std::uint64_t v;
             [[maybe_unused]] ssize_t r = read(wake_, &v, sizeof v);
         }
@@ -316,101 +433,150 @@ void Ucx::progress_loop() {
 void Ucx::stop_progress() {
     if (!progress_.joinable()) return;
     stop_.store(true, std::memory_order_release);
-    const std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t r = write(wake_, &one, sizeof one);
+    wake_progress();
     progress_.join();
 }
 
+void Ucx::close_lane(Lane& l) {
+    std::vector<ucs_status_ptr_t> closing;
+    {
+        auto lk = lock(l);
+        for (auto& per_pe : l.rkeys)
+            for (ucp_rkey_h& k : per_pe)
+                if (k) ucp_rkey_destroy(std::exchange(k, nullptr));
+        ucp_request_param_t prm{};
+        for (ucp_ep_h& ep : l.eps) {
+            if (!ep) continue;
+            ucs_status_ptr_t req = ucp_ep_close_nbx(std::exchange(ep, nullptr), &prm);
+            if (UCS_PTR_IS_PTR(req)) closing.push_back(req);
+        }
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (ucs_status_ptr_t req : closing) {
+        for (;;) {
+            auto lk = lock(l);
+            progress_worker(l);
+            if (ucp_request_check_status(req) != UCS_INPROGRESS || std::chrono::steady_clock::now() > deadline) break;
+        }
+        ucp_request_free(req);
+    }
+}
+
 Ucx::~Ucx() {
-    if (worker_) {
-        // Close every endpoint, flushing what is in flight, while the progress
-        // thread still serves the peers doing the same; then wait for all of
-        // them before this PE stops answering.
-        std::vector<ucs_status_ptr_t> closing;
-        {
-            auto lk = lock();
-            for (auto& per_pe : remote_)
-                for (Remote& r : per_pe)
-                    if (r.rkey) ucp_rkey_destroy(r.rkey);
-            ucp_request_param_t prm{};
-            for (ucp_ep_h ep : eps_) {
-                if (!ep) continue;
-                ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &prm);
-                if (UCS_PTR_IS_PTR(req)) closing.push_back(req);
-            }
-        }
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-        for (ucs_status_ptr_t req : closing) {
-            for (;;) {
-                auto lk = lock();
-                progress_worker();
-                if (ucp_request_check_status(req) != UCS_INPROGRESS ||
-                    std::chrono::steady_clock::now() > deadline)
-                    break;
-            }
-            ucp_request_free(req);
-        }
+    // Contexts destroy their lanes first; any left (a context never destroyed) go now.
+    for (Lane* l : std::vector<Lane*>(lanes_)) close_domain(l);
+    if (main_.worker) {
+        // Close every endpoint, flushing what is in flight, while the progress thread still
+        // serves the peers doing the same; then wait for all of them before this PE stops
+        // answering.
+        close_lane(main_);
         if (boot_) (void)boot_->barrier();
     }
     stop_progress();
     for (ucp_mem_h& m : memh_)
         if (m) ucp_mem_unmap(ctx_, m);
-    if (worker_) ucp_worker_destroy(worker_);
+    if (main_.worker) ucp_worker_destroy(main_.worker);
     if (ctx_) ucp_cleanup(ctx_);
     if (wake_ >= 0) close(wake_);
 }
 
+Domain* Ucx::open_domain() {
+    // A worker of its own, with endpoints to every peer's default worker: the context's
+    // operations complete (flush) and wait on it alone. Where that fails the context shares
+    // the default lane, which is correct, only not independent.
+    auto l = std::make_unique<Lane>();
+    auto r = make_worker(*l);
+    if (r) r = connect_lane(*l);
+    if (!r) {
+        VKSHMEM_DEBUG("UCX: a context shares the default worker: {}", r.error().message);
+        if (l->worker) {
+            close_lane(*l);
+            ucp_worker_destroy(l->worker);
+        }
+        return nullptr;
+    }
+    closing_.fetch_add(1, std::memory_order_acq_rel);
+    wake_progress();
+    {
+        std::unique_lock lk(lanes_mu_);
+        lanes_.push_back(l.get());
+    }
+    closing_.fetch_sub(1, std::memory_order_acq_rel);
+    return l.release();
+}
+
+void Ucx::close_domain(Domain* d) {
+    if (!d) return;
+    auto* l = static_cast<Lane*>(d);
+    if (auto r = quiet_on(l); !r) VKSHMEM_WARN("closing a context: {}", r.error().message);
+    closing_.fetch_add(1, std::memory_order_acq_rel);
+    wake_progress();
+    {
+        std::unique_lock lk(lanes_mu_);
+        std::erase(lanes_, l);
+    }
+    closing_.fetch_sub(1, std::memory_order_acq_rel);
+    close_lane(*l);
+    ucp_worker_destroy(l->worker);
+    delete l;
+}
+
 void Ucx::nap(long ns) {
     precise_timers();
-    app_progress_ns_.store(now_ns(), std::memory_order_relaxed);
+    main_.app_ns.store(now_ns(), std::memory_order_relaxed);
     bool armed = false;
     {
-        std::unique_lock lk(mu_, std::try_to_lock);
+        std::unique_lock lk(main_.mu, std::try_to_lock);
         if (lk.owns_lock()) {
-            if (progress_worker() != 0) return; // something arrived: the caller looks again
-            armed = ucp_worker_arm(worker_) == UCS_OK;
+            if (progress_worker(main_) != 0) return; // something arrived: the caller looks again
+            armed = ucp_worker_arm(main_.worker) == UCS_OK;
             if (!armed) return; // events pending (UCS_ERR_BUSY)
         }
     }
     if (!armed) return timer_nap(ns); // another thread is progressing the worker
     timespec ts{0, ns};
-    pollfd pf{efd_, POLLIN, 0};
+    pollfd pf{main_.efd, POLLIN, 0};
     if (ppoll(&pf, 1, &ts, nullptr) > 0) progress();
 }
 
-Result<void> Ucx::complete(ucs_status_ptr_t req, const char* what) {
-    if (req == nullptr) return {};
-    if (UCS_PTR_IS_ERR(req)) return ucx_error(what, UCS_PTR_STATUS(req));
-    ucs_status_t s;
+template <class Done> void Ucx::wait(Lane& l, Done&& done) {
     for (std::int64_t spins = 0;; ++spins) {
-        app_progress_ns_.store(now_ns(), std::memory_order_relaxed);
+        l.app_ns.store(now_ns(), std::memory_order_relaxed);
         bool armed = false;
         {
-            auto lk = lock();
-            progress_worker();
-            s = ucp_request_check_status(req);
-            if (s != UCS_INPROGRESS) {
-                ucp_request_free(req);
-                break;
-            }
+            auto lk = lock(l);
+            progress_worker(l);
+            if (done()) return;
             // Past a short spin, sleep on the worker's events (what completes the request wakes
             // it at once) rather than yield: while other programs hold the CPUs a yield costs a
             // time slice per round trip (a contended atomic took 7x as long, bench notes in
             // transports/ucx/README.md). Not armed (UCS_ERR_BUSY): more to progress right away.
-            if (spins > 64) armed = ucp_worker_arm(worker_) == UCS_OK;
+            if (spins > 64) armed = ucp_worker_arm(l.worker) == UCS_OK;
         }
         if (armed) {
-            pollfd pf{efd_, POLLIN, 0};
+            pollfd pf{l.efd, POLLIN, 0};
             poll(&pf, 1, 1); // 1 ms: also a completion that no event announces is seen soon
         }
     }
+}
+
+Result<void> Ucx::complete(Lane& l, ucs_status_ptr_t req, const char* what) {
+    if (req == nullptr) return {};
+    if (UCS_PTR_IS_ERR(req)) return ucx_error(what, UCS_PTR_STATUS(req));
+    ucs_status_t s = UCS_INPROGRESS;
+    wait(l, [&] {
+        s = ucp_request_check_status(req);
+        if (s == UCS_INPROGRESS) return false;
+        ucp_request_free(req);
+        return true;
+    });
     if (s != UCS_OK) return ucx_error(what, s);
     return {};
 }
 
-Result<const Remote*> Ucx::remote(int pe, int space, std::uint64_t offset, std::size_t n, const char* what) {
+Result<const Remote*> Ucx::remote(Lane& l, int pe, int space, std::uint64_t offset, std::size_t n, const char* what) {
     const Remote& r = remote_[static_cast<std::size_t>(pe)][space];
-    if (!eps_[static_cast<std::size_t>(pe)] || !r.rkey)
+    if (!l.eps[static_cast<std::size_t>(pe)] || !l.rkeys[static_cast<std::size_t>(pe)][space])
         return Error{fmt::format("UCX {}: PE {}'s segment {} was not registered with UCX", what, pe, space)};
     if (offset > r.size || n > r.size - offset)
         return Error{fmt::format("UCX {}: {} bytes at offset {:#x} run past PE {}'s segment ({} bytes)", what, n,
@@ -418,77 +584,115 @@ Result<const Remote*> Ucx::remote(int pe, int space, std::uint64_t offset, std::
     return &r;
 }
 
-Result<void> Ucx::rma(bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n) {
+Result<void> Ucx::rma(const Post& how, bool is_put, int pe, int space, std::uint64_t offset, void* buf,
+                      std::size_t n) {
     const char* what = is_put ? "put" : "get";
-    auto r = remote(pe, space, offset, n, what);
+    Lane& l = lane(how.domain);
+    auto r = remote(l, pe, space, offset, n, what);
     if (!r) return r.error();
     ucp_request_param_t prm{};
-    ucp_ep_h ep = eps_[static_cast<std::size_t>(pe)];
+    if (how.nbi) {
+        prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        prm.cb.send = on_rma_done;
+        prm.user_data = &l;
+    }
+    const auto p = static_cast<std::size_t>(pe);
+    ucp_ep_h ep = l.eps[p];
+    ucp_rkey_h key = l.rkeys[p][space];
     ucs_status_ptr_t req;
     {
-        auto lk = lock();
-        req = is_put ? ucp_put_nbx(ep, buf, n, (*r)->base + offset, (*r)->rkey, &prm)
-                     : ucp_get_nbx(ep, buf, n, (*r)->base + offset, (*r)->rkey, &prm);
+        auto lk = lock(l);
+        req = is_put ? ucp_put_nbx(ep, buf, n, (*r)->base + offset, key, &prm)
+                     : ucp_get_nbx(ep, buf, n, (*r)->base + offset, key, &prm);
+        if (how.nbi) {
+            if (UCS_PTR_IS_ERR(req)) return ucx_error(what, UCS_PTR_STATUS(req));
+            if (UCS_PTR_IS_PTR(req)) ++l.pending; // its callback counts it done
+            return {};
+        }
     }
-    return complete(req, what);
+    return complete(l, req, what);
 }
 
-Result<std::uint64_t> Ucx::amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
-                               std::uint64_t operand, std::uint64_t cond, bool fetch) {
-    auto r = remote(pe, space, offset, width, "atomic");
+Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
+                         std::uint64_t operand, std::uint64_t cond, void* fetch) {
+    Lane& l = lane(how.domain);
+    auto r = remote(l, pe, space, offset, width, "atomic");
     if (!r) return r.error();
     if (width != 4 && width != 8) return Error{fmt::format("UCX atomic: {}-byte operands are not native", width)};
     ucp_atomic_op_t uop = UCP_ATOMIC_OP_ADD;
+    bool reply = fetch != nullptr;
     switch (op) {
-    case AmoOp::Fetch: uop = UCP_ATOMIC_OP_ADD, operand = 0, fetch = true; break;
-    case AmoOp::Set: uop = UCP_ATOMIC_OP_SWAP, fetch = true; break; // SWAP always replies
-    case AmoOp::Swap: uop = UCP_ATOMIC_OP_SWAP, fetch = true; break;
-    case AmoOp::CompareSwap: uop = UCP_ATOMIC_OP_CSWAP, fetch = true; break;
+    case AmoOp::Fetch: uop = UCP_ATOMIC_OP_ADD, operand = 0, reply = true; break;
+    case AmoOp::Set: uop = UCP_ATOMIC_OP_SWAP, reply = true; break; // SWAP always replies
+    case AmoOp::Swap: uop = UCP_ATOMIC_OP_SWAP, reply = true; break;
+    case AmoOp::CompareSwap: uop = UCP_ATOMIC_OP_CSWAP, reply = true; break;
     case AmoOp::Add: uop = UCP_ATOMIC_OP_ADD; break;
     case AmoOp::And: uop = UCP_ATOMIC_OP_AND; break;
     case AmoOp::Or: uop = UCP_ATOMIC_OP_OR; break;
     case AmoOp::Xor: uop = UCP_ATOMIC_OP_XOR; break;
     }
-    // Operands in their width; for CSWAP the buffer is the comparand and the
-    // reply buffer holds the new value going out and the old one coming back.
-    std::uint32_t op32 = static_cast<std::uint32_t>(op == AmoOp::CompareSwap ? cond : operand);
-    std::uint64_t op64 = op == AmoOp::CompareSwap ? cond : operand;
-    std::uint32_t reply32 = static_cast<std::uint32_t>(operand);
-    std::uint64_t reply64 = operand;
+    AmoBox on_stack{&l, 0, 0};
+    AmoBox* box = how.nbi ? new AmoBox{&l, 0, 0} : &on_stack;
+    // Operands in their width (the low bytes: little-endian); for CSWAP the operand is the
+    // comparand, and the reply buffer holds the new value going out and the old one coming back.
+    const std::uint64_t value = op == AmoOp::CompareSwap ? cond : operand;
+    std::memcpy(&box->operand, &value, width);
+    void* reply_buf = !reply ? nullptr : fetch ? fetch : &box->reply;
+    if (op == AmoOp::CompareSwap) std::memcpy(reply_buf, &operand, width);
     ucp_request_param_t prm{};
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
     prm.datatype = ucp_dt_make_contig(width);
-    if (fetch) {
+    if (reply_buf) {
         prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
-        prm.reply_buffer = width == 4 ? static_cast<void*>(&reply32) : static_cast<void*>(&reply64);
+        prm.reply_buffer = reply_buf;
     }
-    const void* buf = width == 4 ? static_cast<const void*>(&op32) : static_cast<const void*>(&op64);
+    if (how.nbi) {
+        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        prm.cb.send = on_amo_done;
+        prm.user_data = box;
+    }
+    const auto p = static_cast<std::size_t>(pe);
     ucs_status_ptr_t req;
     {
-        auto lk = lock();
-        req = ucp_atomic_op_nbx(eps_[static_cast<std::size_t>(pe)], uop, buf, 1, (*r)->base + offset, (*r)->rkey,
-                                &prm);
+        auto lk = lock(l);
+        req = ucp_atomic_op_nbx(l.eps[p], uop, &box->operand, 1, (*r)->base + offset, l.rkeys[p][space], &prm);
+        if (how.nbi) {
+            if (UCS_PTR_IS_PTR(req)) {
+                ++l.pending; // its callback counts it done and frees the box
+                return {};
+            }
+            delete box;
+            if (UCS_PTR_IS_ERR(req)) return ucx_error("atomic", UCS_PTR_STATUS(req));
+            return {};
+        }
     }
-    if (auto c = complete(req, "atomic"); !c) return c.error();
-    if (!fetch) return std::uint64_t{0};
-    return width == 4 ? std::uint64_t{reply32} : reply64;
+    return complete(l, req, "atomic");
 }
 
-Result<void> Ucx::fence() {
-    auto lk = lock();
-    const ucs_status_t s = ucp_worker_fence(worker_);
+Result<void> Ucx::fence_on(Domain* d) {
+    Lane& l = lane(d);
+    auto lk = lock(l);
+    const ucs_status_t s = ucp_worker_fence(l.worker);
     if (s != UCS_OK) return ucx_error("ucp_worker_fence", s);
     return {};
 }
 
-Result<void> Ucx::quiet() {
+Result<void> Ucx::quiet_on(Domain* d) {
+    Lane& l = lane(d);
     ucp_request_param_t prm{};
     ucs_status_ptr_t req;
     {
-        auto lk = lock();
-        req = ucp_worker_flush_nbx(worker_, &prm);
+        auto lk = lock(l);
+        req = ucp_worker_flush_nbx(l.worker, &prm);
     }
-    return complete(req, "flush");
+    if (auto r = complete(l, req, "flush"); !r) return r;
+    // The flush completed every operation; their callbacks (which count them and free their
+    // state) run in the progress calls that follow.
+    wait(l, [&] { return l.pending == 0; });
+    auto lk = lock(l);
+    if (!l.error.empty())
+        return Error{fmt::format("UCX: a non-blocking operation failed: {}", std::exchange(l.error, {}))};
+    return {};
 }
 
 } // namespace

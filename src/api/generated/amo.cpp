@@ -320,319 +320,319 @@ extern "C" void shmem_uint64_atomic_xor(uint64_t* dest, uint64_t value, int pe) 
 
 // shmem_ctx_TYPENAME_atomic_fetch
 extern "C" float shmem_ctx_float_atomic_fetch(shmem_ctx_t ctx, const float* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<float>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<float>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" double shmem_ctx_double_atomic_fetch(shmem_ctx_t ctx, const double* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<double>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<double>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int shmem_ctx_int_atomic_fetch(shmem_ctx_t ctx, const int* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<int>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<int>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long shmem_ctx_long_atomic_fetch(shmem_ctx_t ctx, const long* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long long shmem_ctx_longlong_atomic_fetch(shmem_ctx_t ctx, const long long* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<long long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<long long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned int shmem_ctx_uint_atomic_fetch(shmem_ctx_t ctx, const unsigned int* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<unsigned int>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<unsigned int>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long shmem_ctx_ulong_atomic_fetch(shmem_ctx_t ctx, const unsigned long* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<unsigned long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<unsigned long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long long shmem_ctx_ulonglong_atomic_fetch(shmem_ctx_t ctx, const unsigned long long* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<unsigned long long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<unsigned long long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int32_t shmem_ctx_int32_atomic_fetch(shmem_ctx_t ctx, const int32_t* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<int32_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<int32_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int64_t shmem_ctx_int64_atomic_fetch(shmem_ctx_t ctx, const int64_t* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<int64_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<int64_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint32_t shmem_ctx_uint32_atomic_fetch(shmem_ctx_t ctx, const uint32_t* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<uint32_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<uint32_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint64_t shmem_ctx_uint64_atomic_fetch(shmem_ctx_t ctx, const uint64_t* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<uint64_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<uint64_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" size_t shmem_ctx_size_atomic_fetch(shmem_ctx_t ctx, const size_t* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<size_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<size_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" ptrdiff_t shmem_ctx_ptrdiff_atomic_fetch(shmem_ctx_t ctx, const ptrdiff_t* source, int pe) noexcept
-{ return vkshmem::api::atomic_fetch<ptrdiff_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch<ptrdiff_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_set
 extern "C" void shmem_ctx_float_atomic_set(shmem_ctx_t ctx, float* dest, float value, int pe) noexcept
-{ vkshmem::api::atomic_set<float>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<float>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_atomic_set(shmem_ctx_t ctx, double* dest, double value, int pe) noexcept
-{ vkshmem::api::atomic_set<double>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<double>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_atomic_set(shmem_ctx_t ctx, int* dest, int value, int pe) noexcept
-{ vkshmem::api::atomic_set<int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_atomic_set(shmem_ctx_t ctx, long* dest, long value, int pe) noexcept
-{ vkshmem::api::atomic_set<long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_atomic_set(shmem_ctx_t ctx, long long* dest, long long value, int pe) noexcept
-{ vkshmem::api::atomic_set<long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_atomic_set(shmem_ctx_t ctx, unsigned int* dest, unsigned int value, int pe) noexcept
-{ vkshmem::api::atomic_set<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_set(shmem_ctx_t ctx, unsigned long* dest, unsigned long value, int pe) noexcept
-{ vkshmem::api::atomic_set<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_set(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ vkshmem::api::atomic_set<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_set(shmem_ctx_t ctx, int32_t* dest, int32_t value, int pe) noexcept
-{ vkshmem::api::atomic_set<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_set(shmem_ctx_t ctx, int64_t* dest, int64_t value, int pe) noexcept
-{ vkshmem::api::atomic_set<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_set(shmem_ctx_t ctx, uint32_t* dest, uint32_t value, int pe) noexcept
-{ vkshmem::api::atomic_set<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_set(shmem_ctx_t ctx, uint64_t* dest, uint64_t value, int pe) noexcept
-{ vkshmem::api::atomic_set<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_atomic_set(shmem_ctx_t ctx, size_t* dest, size_t value, int pe) noexcept
-{ vkshmem::api::atomic_set<size_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<size_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_atomic_set(shmem_ctx_t ctx, ptrdiff_t* dest, ptrdiff_t value, int pe) noexcept
-{ vkshmem::api::atomic_set<ptrdiff_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_set<ptrdiff_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_swap
 extern "C" float shmem_ctx_float_atomic_swap(shmem_ctx_t ctx, float* dest, float value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<float>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<float>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" double shmem_ctx_double_atomic_swap(shmem_ctx_t ctx, double* dest, double value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<double>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<double>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int shmem_ctx_int_atomic_swap(shmem_ctx_t ctx, int* dest, int value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long shmem_ctx_long_atomic_swap(shmem_ctx_t ctx, long* dest, long value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long long shmem_ctx_longlong_atomic_swap(shmem_ctx_t ctx, long long* dest, long long value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned int shmem_ctx_uint_atomic_swap(shmem_ctx_t ctx, unsigned int* dest, unsigned int value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long shmem_ctx_ulong_atomic_swap(shmem_ctx_t ctx, unsigned long* dest, unsigned long value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long long shmem_ctx_ulonglong_atomic_swap(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int32_t shmem_ctx_int32_atomic_swap(shmem_ctx_t ctx, int32_t* dest, int32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int64_t shmem_ctx_int64_atomic_swap(shmem_ctx_t ctx, int64_t* dest, int64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint32_t shmem_ctx_uint32_atomic_swap(shmem_ctx_t ctx, uint32_t* dest, uint32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint64_t shmem_ctx_uint64_atomic_swap(shmem_ctx_t ctx, uint64_t* dest, uint64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" size_t shmem_ctx_size_atomic_swap(shmem_ctx_t ctx, size_t* dest, size_t value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<size_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<size_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" ptrdiff_t shmem_ctx_ptrdiff_atomic_swap(shmem_ctx_t ctx, ptrdiff_t* dest, ptrdiff_t value, int pe) noexcept
-{ return vkshmem::api::atomic_swap<ptrdiff_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_swap<ptrdiff_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_compare_swap
 extern "C" int shmem_ctx_int_atomic_compare_swap(shmem_ctx_t ctx, int* dest, int cond, int value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<int>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<int>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long shmem_ctx_long_atomic_compare_swap(shmem_ctx_t ctx, long* dest, long cond, long value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<long>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<long>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long long shmem_ctx_longlong_atomic_compare_swap(shmem_ctx_t ctx, long long* dest, long long cond, long long value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<long long>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<long long>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned int shmem_ctx_uint_atomic_compare_swap(shmem_ctx_t ctx, unsigned int* dest, unsigned int cond, unsigned int value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<unsigned int>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<unsigned int>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long shmem_ctx_ulong_atomic_compare_swap(shmem_ctx_t ctx, unsigned long* dest, unsigned long cond, unsigned long value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<unsigned long>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<unsigned long>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long long shmem_ctx_ulonglong_atomic_compare_swap(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long cond, unsigned long long value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<unsigned long long>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<unsigned long long>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int32_t shmem_ctx_int32_atomic_compare_swap(shmem_ctx_t ctx, int32_t* dest, int32_t cond, int32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<int32_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<int32_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int64_t shmem_ctx_int64_atomic_compare_swap(shmem_ctx_t ctx, int64_t* dest, int64_t cond, int64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<int64_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<int64_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint32_t shmem_ctx_uint32_atomic_compare_swap(shmem_ctx_t ctx, uint32_t* dest, uint32_t cond, uint32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<uint32_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<uint32_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint64_t shmem_ctx_uint64_atomic_compare_swap(shmem_ctx_t ctx, uint64_t* dest, uint64_t cond, uint64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<uint64_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<uint64_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" size_t shmem_ctx_size_atomic_compare_swap(shmem_ctx_t ctx, size_t* dest, size_t cond, size_t value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<size_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<size_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" ptrdiff_t shmem_ctx_ptrdiff_atomic_compare_swap(shmem_ctx_t ctx, ptrdiff_t* dest, ptrdiff_t cond, ptrdiff_t value, int pe) noexcept
-{ return vkshmem::api::atomic_compare_swap<ptrdiff_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_compare_swap<ptrdiff_t>(dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_fetch_inc
 extern "C" int shmem_ctx_int_atomic_fetch_inc(shmem_ctx_t ctx, int* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<int>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<int>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long shmem_ctx_long_atomic_fetch_inc(shmem_ctx_t ctx, long* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long long shmem_ctx_longlong_atomic_fetch_inc(shmem_ctx_t ctx, long long* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<long long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<long long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned int shmem_ctx_uint_atomic_fetch_inc(shmem_ctx_t ctx, unsigned int* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<unsigned int>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<unsigned int>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long shmem_ctx_ulong_atomic_fetch_inc(shmem_ctx_t ctx, unsigned long* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<unsigned long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<unsigned long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long long shmem_ctx_ulonglong_atomic_fetch_inc(shmem_ctx_t ctx, unsigned long long* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<unsigned long long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<unsigned long long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int32_t shmem_ctx_int32_atomic_fetch_inc(shmem_ctx_t ctx, int32_t* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<int32_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<int32_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int64_t shmem_ctx_int64_atomic_fetch_inc(shmem_ctx_t ctx, int64_t* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<int64_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<int64_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint32_t shmem_ctx_uint32_atomic_fetch_inc(shmem_ctx_t ctx, uint32_t* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<uint32_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<uint32_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint64_t shmem_ctx_uint64_atomic_fetch_inc(shmem_ctx_t ctx, uint64_t* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<uint64_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<uint64_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" size_t shmem_ctx_size_atomic_fetch_inc(shmem_ctx_t ctx, size_t* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<size_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<size_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" ptrdiff_t shmem_ctx_ptrdiff_atomic_fetch_inc(shmem_ctx_t ctx, ptrdiff_t* dest, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_inc<ptrdiff_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_inc<ptrdiff_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_inc
 extern "C" void shmem_ctx_int_atomic_inc(shmem_ctx_t ctx, int* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<int>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<int>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_atomic_inc(shmem_ctx_t ctx, long* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_atomic_inc(shmem_ctx_t ctx, long long* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<long long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<long long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_atomic_inc(shmem_ctx_t ctx, unsigned int* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<unsigned int>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<unsigned int>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_inc(shmem_ctx_t ctx, unsigned long* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<unsigned long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<unsigned long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_inc(shmem_ctx_t ctx, unsigned long long* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<unsigned long long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<unsigned long long>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_inc(shmem_ctx_t ctx, int32_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<int32_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<int32_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_inc(shmem_ctx_t ctx, int64_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<int64_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<int64_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_inc(shmem_ctx_t ctx, uint32_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<uint32_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<uint32_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_inc(shmem_ctx_t ctx, uint64_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<uint64_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<uint64_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_atomic_inc(shmem_ctx_t ctx, size_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<size_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<size_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_atomic_inc(shmem_ctx_t ctx, ptrdiff_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_inc<ptrdiff_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_inc<ptrdiff_t>(dest, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_fetch_add
 extern "C" int shmem_ctx_int_atomic_fetch_add(shmem_ctx_t ctx, int* dest, int value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long shmem_ctx_long_atomic_fetch_add(shmem_ctx_t ctx, long* dest, long value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long long shmem_ctx_longlong_atomic_fetch_add(shmem_ctx_t ctx, long long* dest, long long value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned int shmem_ctx_uint_atomic_fetch_add(shmem_ctx_t ctx, unsigned int* dest, unsigned int value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long shmem_ctx_ulong_atomic_fetch_add(shmem_ctx_t ctx, unsigned long* dest, unsigned long value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long long shmem_ctx_ulonglong_atomic_fetch_add(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int32_t shmem_ctx_int32_atomic_fetch_add(shmem_ctx_t ctx, int32_t* dest, int32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int64_t shmem_ctx_int64_atomic_fetch_add(shmem_ctx_t ctx, int64_t* dest, int64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint32_t shmem_ctx_uint32_atomic_fetch_add(shmem_ctx_t ctx, uint32_t* dest, uint32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint64_t shmem_ctx_uint64_atomic_fetch_add(shmem_ctx_t ctx, uint64_t* dest, uint64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" size_t shmem_ctx_size_atomic_fetch_add(shmem_ctx_t ctx, size_t* dest, size_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<size_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<size_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" ptrdiff_t shmem_ctx_ptrdiff_atomic_fetch_add(shmem_ctx_t ctx, ptrdiff_t* dest, ptrdiff_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_add<ptrdiff_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_add<ptrdiff_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_add
 extern "C" void shmem_ctx_int_atomic_add(shmem_ctx_t ctx, int* dest, int value, int pe) noexcept
-{ vkshmem::api::atomic_add<int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_atomic_add(shmem_ctx_t ctx, long* dest, long value, int pe) noexcept
-{ vkshmem::api::atomic_add<long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_atomic_add(shmem_ctx_t ctx, long long* dest, long long value, int pe) noexcept
-{ vkshmem::api::atomic_add<long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_atomic_add(shmem_ctx_t ctx, unsigned int* dest, unsigned int value, int pe) noexcept
-{ vkshmem::api::atomic_add<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_add(shmem_ctx_t ctx, unsigned long* dest, unsigned long value, int pe) noexcept
-{ vkshmem::api::atomic_add<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_add(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ vkshmem::api::atomic_add<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_add(shmem_ctx_t ctx, int32_t* dest, int32_t value, int pe) noexcept
-{ vkshmem::api::atomic_add<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_add(shmem_ctx_t ctx, int64_t* dest, int64_t value, int pe) noexcept
-{ vkshmem::api::atomic_add<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_add(shmem_ctx_t ctx, uint32_t* dest, uint32_t value, int pe) noexcept
-{ vkshmem::api::atomic_add<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_add(shmem_ctx_t ctx, uint64_t* dest, uint64_t value, int pe) noexcept
-{ vkshmem::api::atomic_add<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_atomic_add(shmem_ctx_t ctx, size_t* dest, size_t value, int pe) noexcept
-{ vkshmem::api::atomic_add<size_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<size_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_atomic_add(shmem_ctx_t ctx, ptrdiff_t* dest, ptrdiff_t value, int pe) noexcept
-{ vkshmem::api::atomic_add<ptrdiff_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_add<ptrdiff_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_fetch_and
 extern "C" unsigned int shmem_ctx_uint_atomic_fetch_and(shmem_ctx_t ctx, unsigned int* dest, unsigned int value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_and<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_and<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long shmem_ctx_ulong_atomic_fetch_and(shmem_ctx_t ctx, unsigned long* dest, unsigned long value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_and<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_and<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long long shmem_ctx_ulonglong_atomic_fetch_and(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_and<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_and<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int32_t shmem_ctx_int32_atomic_fetch_and(shmem_ctx_t ctx, int32_t* dest, int32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_and<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_and<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int64_t shmem_ctx_int64_atomic_fetch_and(shmem_ctx_t ctx, int64_t* dest, int64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_and<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_and<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint32_t shmem_ctx_uint32_atomic_fetch_and(shmem_ctx_t ctx, uint32_t* dest, uint32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_and<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_and<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint64_t shmem_ctx_uint64_atomic_fetch_and(shmem_ctx_t ctx, uint64_t* dest, uint64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_and<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_and<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_and
 extern "C" void shmem_ctx_uint_atomic_and(shmem_ctx_t ctx, unsigned int* dest, unsigned int value, int pe) noexcept
-{ vkshmem::api::atomic_and<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_and<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_and(shmem_ctx_t ctx, unsigned long* dest, unsigned long value, int pe) noexcept
-{ vkshmem::api::atomic_and<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_and<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_and(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ vkshmem::api::atomic_and<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_and<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_and(shmem_ctx_t ctx, int32_t* dest, int32_t value, int pe) noexcept
-{ vkshmem::api::atomic_and<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_and<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_and(shmem_ctx_t ctx, int64_t* dest, int64_t value, int pe) noexcept
-{ vkshmem::api::atomic_and<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_and<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_and(shmem_ctx_t ctx, uint32_t* dest, uint32_t value, int pe) noexcept
-{ vkshmem::api::atomic_and<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_and<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_and(shmem_ctx_t ctx, uint64_t* dest, uint64_t value, int pe) noexcept
-{ vkshmem::api::atomic_and<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_and<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_fetch_or
 extern "C" unsigned int shmem_ctx_uint_atomic_fetch_or(shmem_ctx_t ctx, unsigned int* dest, unsigned int value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_or<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_or<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long shmem_ctx_ulong_atomic_fetch_or(shmem_ctx_t ctx, unsigned long* dest, unsigned long value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_or<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_or<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long long shmem_ctx_ulonglong_atomic_fetch_or(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_or<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_or<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int32_t shmem_ctx_int32_atomic_fetch_or(shmem_ctx_t ctx, int32_t* dest, int32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_or<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_or<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int64_t shmem_ctx_int64_atomic_fetch_or(shmem_ctx_t ctx, int64_t* dest, int64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_or<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_or<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint32_t shmem_ctx_uint32_atomic_fetch_or(shmem_ctx_t ctx, uint32_t* dest, uint32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_or<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_or<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint64_t shmem_ctx_uint64_atomic_fetch_or(shmem_ctx_t ctx, uint64_t* dest, uint64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_or<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_or<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_or
 extern "C" void shmem_ctx_uint_atomic_or(shmem_ctx_t ctx, unsigned int* dest, unsigned int value, int pe) noexcept
-{ vkshmem::api::atomic_or<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_or<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_or(shmem_ctx_t ctx, unsigned long* dest, unsigned long value, int pe) noexcept
-{ vkshmem::api::atomic_or<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_or<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_or(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ vkshmem::api::atomic_or<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_or<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_or(shmem_ctx_t ctx, int32_t* dest, int32_t value, int pe) noexcept
-{ vkshmem::api::atomic_or<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_or<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_or(shmem_ctx_t ctx, int64_t* dest, int64_t value, int pe) noexcept
-{ vkshmem::api::atomic_or<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_or<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_or(shmem_ctx_t ctx, uint32_t* dest, uint32_t value, int pe) noexcept
-{ vkshmem::api::atomic_or<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_or<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_or(shmem_ctx_t ctx, uint64_t* dest, uint64_t value, int pe) noexcept
-{ vkshmem::api::atomic_or<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_or<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_fetch_xor
 extern "C" unsigned int shmem_ctx_uint_atomic_fetch_xor(shmem_ctx_t ctx, unsigned int* dest, unsigned int value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_xor<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_xor<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long shmem_ctx_ulong_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long* dest, unsigned long value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_xor<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_xor<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long long shmem_ctx_ulonglong_atomic_fetch_xor(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_xor<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_xor<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int32_t shmem_ctx_int32_atomic_fetch_xor(shmem_ctx_t ctx, int32_t* dest, int32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_xor<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_xor<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int64_t shmem_ctx_int64_atomic_fetch_xor(shmem_ctx_t ctx, int64_t* dest, int64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_xor<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_xor<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint32_t shmem_ctx_uint32_atomic_fetch_xor(shmem_ctx_t ctx, uint32_t* dest, uint32_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_xor<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_xor<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint64_t shmem_ctx_uint64_atomic_fetch_xor(shmem_ctx_t ctx, uint64_t* dest, uint64_t value, int pe) noexcept
-{ return vkshmem::api::atomic_fetch_xor<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::atomic_fetch_xor<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_xor
 extern "C" void shmem_ctx_uint_atomic_xor(shmem_ctx_t ctx, unsigned int* dest, unsigned int value, int pe) noexcept
-{ vkshmem::api::atomic_xor<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_xor<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_xor(shmem_ctx_t ctx, unsigned long* dest, unsigned long value, int pe) noexcept
-{ vkshmem::api::atomic_xor<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_xor<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_xor(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ vkshmem::api::atomic_xor<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_xor<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_xor(shmem_ctx_t ctx, int32_t* dest, int32_t value, int pe) noexcept
-{ vkshmem::api::atomic_xor<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_xor<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_xor(shmem_ctx_t ctx, int64_t* dest, int64_t value, int pe) noexcept
-{ vkshmem::api::atomic_xor<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_xor<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_xor(shmem_ctx_t ctx, uint32_t* dest, uint32_t value, int pe) noexcept
-{ vkshmem::api::atomic_xor<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_xor<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_xor(shmem_ctx_t ctx, uint64_t* dest, uint64_t value, int pe) noexcept
-{ vkshmem::api::atomic_xor<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_xor<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // ==== Atomic memory operations, non-blocking fetching ===========================================
 
@@ -824,186 +824,186 @@ extern "C" void shmem_uint64_atomic_fetch_xor_nbi(uint64_t* fetch, uint64_t* des
 
 // shmem_ctx_TYPENAME_atomic_fetch_nbi
 extern "C" void shmem_ctx_float_atomic_fetch_nbi(shmem_ctx_t ctx, float* fetch, const float* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<float>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<float>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_atomic_fetch_nbi(shmem_ctx_t ctx, double* fetch, const double* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<double>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<double>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_atomic_fetch_nbi(shmem_ctx_t ctx, int* fetch, const int* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<int>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<int>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_atomic_fetch_nbi(shmem_ctx_t ctx, long* fetch, const long* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<long>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<long>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_atomic_fetch_nbi(shmem_ctx_t ctx, long long* fetch, const long long* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<long long>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<long long>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned int* fetch, const unsigned int* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<unsigned int>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<unsigned int>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long* fetch, const unsigned long* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<unsigned long>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<unsigned long>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_fetch_nbi(shmem_ctx_t ctx, unsigned long long* fetch, const unsigned long long* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<unsigned long long>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<unsigned long long>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_fetch_nbi(shmem_ctx_t ctx, int32_t* fetch, const int32_t* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<int32_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<int32_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_fetch_nbi(shmem_ctx_t ctx, int64_t* fetch, const int64_t* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<int64_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<int64_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_fetch_nbi(shmem_ctx_t ctx, uint32_t* fetch, const uint32_t* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<uint32_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<uint32_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_fetch_nbi(shmem_ctx_t ctx, uint64_t* fetch, const uint64_t* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<uint64_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<uint64_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_atomic_fetch_nbi(shmem_ctx_t ctx, size_t* fetch, const size_t* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<size_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<size_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_atomic_fetch_nbi(shmem_ctx_t ctx, ptrdiff_t* fetch, const ptrdiff_t* source, int pe) noexcept
-{ vkshmem::api::atomic_fetch_nbi<ptrdiff_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_nbi<ptrdiff_t>(fetch, source, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_swap_nbi
 extern "C" void shmem_ctx_float_atomic_swap_nbi(shmem_ctx_t ctx, float* fetch, float* dest, float value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<float>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<float>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_atomic_swap_nbi(shmem_ctx_t ctx, double* fetch, double* dest, double value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<double>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<double>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_atomic_swap_nbi(shmem_ctx_t ctx, int* fetch, int* dest, int value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_atomic_swap_nbi(shmem_ctx_t ctx, long* fetch, long* dest, long value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_atomic_swap_nbi(shmem_ctx_t ctx, long long* fetch, long long* dest, long long value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_atomic_swap_nbi(shmem_ctx_t ctx, unsigned int* fetch, unsigned int* dest, unsigned int value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<unsigned int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<unsigned int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long* fetch, unsigned long* dest, unsigned long value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<unsigned long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<unsigned long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_swap_nbi(shmem_ctx_t ctx, unsigned long long* fetch, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<unsigned long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<unsigned long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_swap_nbi(shmem_ctx_t ctx, int32_t* fetch, int32_t* dest, int32_t value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<int32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<int32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_swap_nbi(shmem_ctx_t ctx, int64_t* fetch, int64_t* dest, int64_t value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<int64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<int64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_swap_nbi(shmem_ctx_t ctx, uint32_t* fetch, uint32_t* dest, uint32_t value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<uint32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<uint32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_swap_nbi(shmem_ctx_t ctx, uint64_t* fetch, uint64_t* dest, uint64_t value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<uint64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<uint64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_atomic_swap_nbi(shmem_ctx_t ctx, size_t* fetch, size_t* dest, size_t value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<size_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<size_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_atomic_swap_nbi(shmem_ctx_t ctx, ptrdiff_t* fetch, ptrdiff_t* dest, ptrdiff_t value, int pe) noexcept
-{ vkshmem::api::atomic_swap_nbi<ptrdiff_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_swap_nbi<ptrdiff_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_compare_swap_nbi
 extern "C" void shmem_ctx_int_atomic_compare_swap_nbi(shmem_ctx_t ctx, int* fetch, int* dest, int cond, int value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<int>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<int>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_atomic_compare_swap_nbi(shmem_ctx_t ctx, long* fetch, long* dest, long cond, long value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<long>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<long>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_atomic_compare_swap_nbi(shmem_ctx_t ctx, long long* fetch, long long* dest, long long cond, long long value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<long long>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<long long>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned int* fetch, unsigned int* dest, unsigned int cond, unsigned int value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<unsigned int>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<unsigned int>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long* fetch, unsigned long* dest, unsigned long cond, unsigned long value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<unsigned long>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<unsigned long>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_compare_swap_nbi(shmem_ctx_t ctx, unsigned long long* fetch, unsigned long long* dest, unsigned long long cond, unsigned long long value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<unsigned long long>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<unsigned long long>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_compare_swap_nbi(shmem_ctx_t ctx, int32_t* fetch, int32_t* dest, int32_t cond, int32_t value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<int32_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<int32_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_compare_swap_nbi(shmem_ctx_t ctx, int64_t* fetch, int64_t* dest, int64_t cond, int64_t value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<int64_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<int64_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_compare_swap_nbi(shmem_ctx_t ctx, uint32_t* fetch, uint32_t* dest, uint32_t cond, uint32_t value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<uint32_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<uint32_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_compare_swap_nbi(shmem_ctx_t ctx, uint64_t* fetch, uint64_t* dest, uint64_t cond, uint64_t value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<uint64_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<uint64_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_atomic_compare_swap_nbi(shmem_ctx_t ctx, size_t* fetch, size_t* dest, size_t cond, size_t value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<size_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<size_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_atomic_compare_swap_nbi(shmem_ctx_t ctx, ptrdiff_t* fetch, ptrdiff_t* dest, ptrdiff_t cond, ptrdiff_t value, int pe) noexcept
-{ vkshmem::api::atomic_compare_swap_nbi<ptrdiff_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_compare_swap_nbi<ptrdiff_t>(fetch, dest, cond, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_fetch_inc_nbi
 extern "C" void shmem_ctx_int_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int* fetch, int* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<int>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<int>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long* fetch, long* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<long>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<long>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, long long* fetch, long long* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<long long>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<long long>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned int* fetch, unsigned int* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<unsigned int>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<unsigned int>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long* fetch, unsigned long* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<unsigned long>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<unsigned long>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_fetch_inc_nbi(shmem_ctx_t ctx, unsigned long long* fetch, unsigned long long* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<unsigned long long>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<unsigned long long>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int32_t* fetch, int32_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<int32_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<int32_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_fetch_inc_nbi(shmem_ctx_t ctx, int64_t* fetch, int64_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<int64_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<int64_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_fetch_inc_nbi(shmem_ctx_t ctx, uint32_t* fetch, uint32_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<uint32_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<uint32_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_fetch_inc_nbi(shmem_ctx_t ctx, uint64_t* fetch, uint64_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<uint64_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<uint64_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_atomic_fetch_inc_nbi(shmem_ctx_t ctx, size_t* fetch, size_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<size_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<size_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_atomic_fetch_inc_nbi(shmem_ctx_t ctx, ptrdiff_t* fetch, ptrdiff_t* dest, int pe) noexcept
-{ vkshmem::api::atomic_fetch_inc_nbi<ptrdiff_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_inc_nbi<ptrdiff_t>(fetch, dest, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_fetch_add_nbi
 extern "C" void shmem_ctx_int_atomic_fetch_add_nbi(shmem_ctx_t ctx, int* fetch, int* dest, int value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_atomic_fetch_add_nbi(shmem_ctx_t ctx, long* fetch, long* dest, long value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_atomic_fetch_add_nbi(shmem_ctx_t ctx, long long* fetch, long long* dest, long long value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned int* fetch, unsigned int* dest, unsigned int value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<unsigned int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<unsigned int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long* fetch, unsigned long* dest, unsigned long value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<unsigned long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<unsigned long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_fetch_add_nbi(shmem_ctx_t ctx, unsigned long long* fetch, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<unsigned long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<unsigned long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_fetch_add_nbi(shmem_ctx_t ctx, int32_t* fetch, int32_t* dest, int32_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<int32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<int32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_fetch_add_nbi(shmem_ctx_t ctx, int64_t* fetch, int64_t* dest, int64_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<int64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<int64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_fetch_add_nbi(shmem_ctx_t ctx, uint32_t* fetch, uint32_t* dest, uint32_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<uint32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<uint32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_fetch_add_nbi(shmem_ctx_t ctx, uint64_t* fetch, uint64_t* dest, uint64_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<uint64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<uint64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_atomic_fetch_add_nbi(shmem_ctx_t ctx, size_t* fetch, size_t* dest, size_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<size_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<size_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_atomic_fetch_add_nbi(shmem_ctx_t ctx, ptrdiff_t* fetch, ptrdiff_t* dest, ptrdiff_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_add_nbi<ptrdiff_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_add_nbi<ptrdiff_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_fetch_and_nbi
 extern "C" void shmem_ctx_uint_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned int* fetch, unsigned int* dest, unsigned int value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_and_nbi<unsigned int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_and_nbi<unsigned int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long* fetch, unsigned long* dest, unsigned long value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_and_nbi<unsigned long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_and_nbi<unsigned long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_fetch_and_nbi(shmem_ctx_t ctx, unsigned long long* fetch, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_and_nbi<unsigned long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_and_nbi<unsigned long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_fetch_and_nbi(shmem_ctx_t ctx, int32_t* fetch, int32_t* dest, int32_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_and_nbi<int32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_and_nbi<int32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_fetch_and_nbi(shmem_ctx_t ctx, int64_t* fetch, int64_t* dest, int64_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_and_nbi<int64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_and_nbi<int64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_fetch_and_nbi(shmem_ctx_t ctx, uint32_t* fetch, uint32_t* dest, uint32_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_and_nbi<uint32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_and_nbi<uint32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_fetch_and_nbi(shmem_ctx_t ctx, uint64_t* fetch, uint64_t* dest, uint64_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_and_nbi<uint64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_and_nbi<uint64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_fetch_or_nbi
 extern "C" void shmem_ctx_uint_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned int* fetch, unsigned int* dest, unsigned int value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_or_nbi<unsigned int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_or_nbi<unsigned int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long* fetch, unsigned long* dest, unsigned long value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_or_nbi<unsigned long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_or_nbi<unsigned long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_fetch_or_nbi(shmem_ctx_t ctx, unsigned long long* fetch, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_or_nbi<unsigned long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_or_nbi<unsigned long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_fetch_or_nbi(shmem_ctx_t ctx, int32_t* fetch, int32_t* dest, int32_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_or_nbi<int32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_or_nbi<int32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_fetch_or_nbi(shmem_ctx_t ctx, int64_t* fetch, int64_t* dest, int64_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_or_nbi<int64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_or_nbi<int64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_fetch_or_nbi(shmem_ctx_t ctx, uint32_t* fetch, uint32_t* dest, uint32_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_or_nbi<uint32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_or_nbi<uint32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_fetch_or_nbi(shmem_ctx_t ctx, uint64_t* fetch, uint64_t* dest, uint64_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_or_nbi<uint64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_or_nbi<uint64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_atomic_fetch_xor_nbi
 extern "C" void shmem_ctx_uint_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned int* fetch, unsigned int* dest, unsigned int value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_xor_nbi<unsigned int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_xor_nbi<unsigned int>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long* fetch, unsigned long* dest, unsigned long value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_xor_nbi<unsigned long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_xor_nbi<unsigned long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_atomic_fetch_xor_nbi(shmem_ctx_t ctx, unsigned long long* fetch, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_xor_nbi<unsigned long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_xor_nbi<unsigned long long>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int32_t* fetch, int32_t* dest, int32_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_xor_nbi<int32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_xor_nbi<int32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_atomic_fetch_xor_nbi(shmem_ctx_t ctx, int64_t* fetch, int64_t* dest, int64_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_xor_nbi<int64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_xor_nbi<int64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_atomic_fetch_xor_nbi(shmem_ctx_t ctx, uint32_t* fetch, uint32_t* dest, uint32_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_xor_nbi<uint32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_xor_nbi<uint32_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_atomic_fetch_xor_nbi(shmem_ctx_t ctx, uint64_t* fetch, uint64_t* dest, uint64_t value, int pe) noexcept
-{ vkshmem::api::atomic_fetch_xor_nbi<uint64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::atomic_fetch_xor_nbi<uint64_t>(fetch, dest, value, vkshmem::api::ctx_pe(ctx, pe)); }

@@ -133,124 +133,124 @@ extern "C" void shmem_ibget128(void* dest, const void* source, ptrdiff_t dst, pt
 
 // shmem_ctx_TYPENAME_ibput
 extern "C" void shmem_ctx_float_ibput(shmem_ctx_t ctx, float* dest, const float* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<float>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<float>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_ibput(shmem_ctx_t ctx, double* dest, const double* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<double>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<double>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longdouble_ibput(shmem_ctx_t ctx, long double* dest, const long double* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<long double>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<long double>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_char_ibput(shmem_ctx_t ctx, char* dest, const char* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_schar_ibput(shmem_ctx_t ctx, signed char* dest, const signed char* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<signed char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<signed char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_short_ibput(shmem_ctx_t ctx, short* dest, const short* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<short>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<short>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_ibput(shmem_ctx_t ctx, int* dest, const int* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<int>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<int>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_ibput(shmem_ctx_t ctx, long* dest, const long* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_ibput(shmem_ctx_t ctx, long long* dest, const long long* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<long long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<long long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uchar_ibput(shmem_ctx_t ctx, unsigned char* dest, const unsigned char* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<unsigned char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<unsigned char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ushort_ibput(shmem_ctx_t ctx, unsigned short* dest, const unsigned short* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<unsigned short>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<unsigned short>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_ibput(shmem_ctx_t ctx, unsigned int* dest, const unsigned int* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<unsigned int>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<unsigned int>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_ibput(shmem_ctx_t ctx, unsigned long* dest, const unsigned long* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<unsigned long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<unsigned long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_ibput(shmem_ctx_t ctx, unsigned long long* dest, const unsigned long long* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<unsigned long long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<unsigned long long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int8_ibput(shmem_ctx_t ctx, int8_t* dest, const int8_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<int8_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<int8_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int16_ibput(shmem_ctx_t ctx, int16_t* dest, const int16_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<int16_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<int16_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_ibput(shmem_ctx_t ctx, int32_t* dest, const int32_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<int32_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<int32_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_ibput(shmem_ctx_t ctx, int64_t* dest, const int64_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<int64_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<int64_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint8_ibput(shmem_ctx_t ctx, uint8_t* dest, const uint8_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<uint8_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<uint8_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint16_ibput(shmem_ctx_t ctx, uint16_t* dest, const uint16_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<uint16_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<uint16_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_ibput(shmem_ctx_t ctx, uint32_t* dest, const uint32_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<uint32_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<uint32_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_ibput(shmem_ctx_t ctx, uint64_t* dest, const uint64_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<uint64_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<uint64_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_ibput(shmem_ctx_t ctx, size_t* dest, const size_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<size_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<size_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_ibput(shmem_ctx_t ctx, ptrdiff_t* dest, const ptrdiff_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<ptrdiff_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<ptrdiff_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_ibget
 extern "C" void shmem_ctx_float_ibget(shmem_ctx_t ctx, float* dest, const float* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<float>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<float>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_ibget(shmem_ctx_t ctx, double* dest, const double* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<double>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<double>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longdouble_ibget(shmem_ctx_t ctx, long double* dest, const long double* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<long double>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<long double>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_char_ibget(shmem_ctx_t ctx, char* dest, const char* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_schar_ibget(shmem_ctx_t ctx, signed char* dest, const signed char* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<signed char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<signed char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_short_ibget(shmem_ctx_t ctx, short* dest, const short* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<short>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<short>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_ibget(shmem_ctx_t ctx, int* dest, const int* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<int>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<int>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_ibget(shmem_ctx_t ctx, long* dest, const long* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_ibget(shmem_ctx_t ctx, long long* dest, const long long* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<long long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<long long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uchar_ibget(shmem_ctx_t ctx, unsigned char* dest, const unsigned char* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<unsigned char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<unsigned char>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ushort_ibget(shmem_ctx_t ctx, unsigned short* dest, const unsigned short* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<unsigned short>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<unsigned short>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_ibget(shmem_ctx_t ctx, unsigned int* dest, const unsigned int* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<unsigned int>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<unsigned int>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_ibget(shmem_ctx_t ctx, unsigned long* dest, const unsigned long* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<unsigned long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<unsigned long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_ibget(shmem_ctx_t ctx, unsigned long long* dest, const unsigned long long* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<unsigned long long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<unsigned long long>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int8_ibget(shmem_ctx_t ctx, int8_t* dest, const int8_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<int8_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<int8_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int16_ibget(shmem_ctx_t ctx, int16_t* dest, const int16_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<int16_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<int16_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_ibget(shmem_ctx_t ctx, int32_t* dest, const int32_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<int32_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<int32_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_ibget(shmem_ctx_t ctx, int64_t* dest, const int64_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<int64_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<int64_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint8_ibget(shmem_ctx_t ctx, uint8_t* dest, const uint8_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<uint8_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<uint8_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint16_ibget(shmem_ctx_t ctx, uint16_t* dest, const uint16_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<uint16_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<uint16_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_ibget(shmem_ctx_t ctx, uint32_t* dest, const uint32_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<uint32_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<uint32_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_ibget(shmem_ctx_t ctx, uint64_t* dest, const uint64_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<uint64_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<uint64_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_ibget(shmem_ctx_t ctx, size_t* dest, const size_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<size_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<size_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_ibget(shmem_ctx_t ctx, ptrdiff_t* dest, const ptrdiff_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<ptrdiff_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<ptrdiff_t>(dest, source, dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_ibputSIZE
 extern "C" void shmem_ctx_ibput8(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ibput16(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ibput32(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ibput64(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ibput128(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibput<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibput<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_ibgetSIZE
 extern "C" void shmem_ctx_ibget8(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ibget16(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ibget32(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ibget64(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ibget128(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe) noexcept
-{ vkshmem::api::ibget<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::ibget<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), dst, sst, bsize, nblocks, vkshmem::api::ctx_pe(ctx, pe)); }

@@ -394,403 +394,403 @@ extern "C" void shmem_ptrdiff_iget(ptrdiff_t* dest, const ptrdiff_t* source, ptr
 
 // shmem_ctx_TYPENAME_put
 extern "C" void shmem_ctx_float_put(shmem_ctx_t ctx, float* dest, const float* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<float>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<float>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_put(shmem_ctx_t ctx, double* dest, const double* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longdouble_put(shmem_ctx_t ctx, long double* dest, const long double* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<long double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<long double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_char_put(shmem_ctx_t ctx, char* dest, const char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_schar_put(shmem_ctx_t ctx, signed char* dest, const signed char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<signed char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<signed char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_short_put(shmem_ctx_t ctx, short* dest, const short* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_put(shmem_ctx_t ctx, int* dest, const int* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_put(shmem_ctx_t ctx, long* dest, const long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_put(shmem_ctx_t ctx, long long* dest, const long long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uchar_put(shmem_ctx_t ctx, unsigned char* dest, const unsigned char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<unsigned char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<unsigned char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ushort_put(shmem_ctx_t ctx, unsigned short* dest, const unsigned short* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<unsigned short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<unsigned short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_put(shmem_ctx_t ctx, unsigned int* dest, const unsigned int* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<unsigned int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<unsigned int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_put(shmem_ctx_t ctx, unsigned long* dest, const unsigned long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<unsigned long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<unsigned long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_put(shmem_ctx_t ctx, unsigned long long* dest, const unsigned long long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<unsigned long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<unsigned long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int8_put(shmem_ctx_t ctx, int8_t* dest, const int8_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<int8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<int8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int16_put(shmem_ctx_t ctx, int16_t* dest, const int16_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<int16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<int16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_put(shmem_ctx_t ctx, int32_t* dest, const int32_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<int32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<int32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_put(shmem_ctx_t ctx, int64_t* dest, const int64_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<int64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<int64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint8_put(shmem_ctx_t ctx, uint8_t* dest, const uint8_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<uint8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<uint8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint16_put(shmem_ctx_t ctx, uint16_t* dest, const uint16_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<uint16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<uint16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_put(shmem_ctx_t ctx, uint32_t* dest, const uint32_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<uint32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<uint32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_put(shmem_ctx_t ctx, uint64_t* dest, const uint64_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<uint64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<uint64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_put(shmem_ctx_t ctx, size_t* dest, const size_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<size_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<size_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_put(shmem_ctx_t ctx, ptrdiff_t* dest, const ptrdiff_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<ptrdiff_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<ptrdiff_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_get
 extern "C" void shmem_ctx_float_get(shmem_ctx_t ctx, float* dest, const float* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<float>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<float>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_get(shmem_ctx_t ctx, double* dest, const double* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longdouble_get(shmem_ctx_t ctx, long double* dest, const long double* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<long double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<long double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_char_get(shmem_ctx_t ctx, char* dest, const char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_schar_get(shmem_ctx_t ctx, signed char* dest, const signed char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<signed char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<signed char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_short_get(shmem_ctx_t ctx, short* dest, const short* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_get(shmem_ctx_t ctx, int* dest, const int* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_get(shmem_ctx_t ctx, long* dest, const long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_get(shmem_ctx_t ctx, long long* dest, const long long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uchar_get(shmem_ctx_t ctx, unsigned char* dest, const unsigned char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<unsigned char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<unsigned char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ushort_get(shmem_ctx_t ctx, unsigned short* dest, const unsigned short* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<unsigned short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<unsigned short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_get(shmem_ctx_t ctx, unsigned int* dest, const unsigned int* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<unsigned int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<unsigned int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_get(shmem_ctx_t ctx, unsigned long* dest, const unsigned long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<unsigned long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<unsigned long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_get(shmem_ctx_t ctx, unsigned long long* dest, const unsigned long long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<unsigned long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<unsigned long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int8_get(shmem_ctx_t ctx, int8_t* dest, const int8_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<int8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<int8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int16_get(shmem_ctx_t ctx, int16_t* dest, const int16_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<int16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<int16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_get(shmem_ctx_t ctx, int32_t* dest, const int32_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<int32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<int32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_get(shmem_ctx_t ctx, int64_t* dest, const int64_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<int64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<int64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint8_get(shmem_ctx_t ctx, uint8_t* dest, const uint8_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<uint8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<uint8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint16_get(shmem_ctx_t ctx, uint16_t* dest, const uint16_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<uint16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<uint16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_get(shmem_ctx_t ctx, uint32_t* dest, const uint32_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<uint32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<uint32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_get(shmem_ctx_t ctx, uint64_t* dest, const uint64_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<uint64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<uint64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_get(shmem_ctx_t ctx, size_t* dest, const size_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<size_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<size_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_get(shmem_ctx_t ctx, ptrdiff_t* dest, const ptrdiff_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<ptrdiff_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<ptrdiff_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_put_nbi
 extern "C" void shmem_ctx_float_put_nbi(shmem_ctx_t ctx, float* dest, const float* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<float>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<float>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_put_nbi(shmem_ctx_t ctx, double* dest, const double* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longdouble_put_nbi(shmem_ctx_t ctx, long double* dest, const long double* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<long double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<long double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_char_put_nbi(shmem_ctx_t ctx, char* dest, const char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_schar_put_nbi(shmem_ctx_t ctx, signed char* dest, const signed char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<signed char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<signed char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_short_put_nbi(shmem_ctx_t ctx, short* dest, const short* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_put_nbi(shmem_ctx_t ctx, int* dest, const int* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_put_nbi(shmem_ctx_t ctx, long* dest, const long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_put_nbi(shmem_ctx_t ctx, long long* dest, const long long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uchar_put_nbi(shmem_ctx_t ctx, unsigned char* dest, const unsigned char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<unsigned char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<unsigned char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ushort_put_nbi(shmem_ctx_t ctx, unsigned short* dest, const unsigned short* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<unsigned short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<unsigned short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_put_nbi(shmem_ctx_t ctx, unsigned int* dest, const unsigned int* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<unsigned int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<unsigned int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_put_nbi(shmem_ctx_t ctx, unsigned long* dest, const unsigned long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<unsigned long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<unsigned long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_put_nbi(shmem_ctx_t ctx, unsigned long long* dest, const unsigned long long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<unsigned long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<unsigned long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int8_put_nbi(shmem_ctx_t ctx, int8_t* dest, const int8_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<int8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<int8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int16_put_nbi(shmem_ctx_t ctx, int16_t* dest, const int16_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<int16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<int16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_put_nbi(shmem_ctx_t ctx, int32_t* dest, const int32_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<int32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<int32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_put_nbi(shmem_ctx_t ctx, int64_t* dest, const int64_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<int64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<int64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint8_put_nbi(shmem_ctx_t ctx, uint8_t* dest, const uint8_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<uint8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<uint8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint16_put_nbi(shmem_ctx_t ctx, uint16_t* dest, const uint16_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<uint16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<uint16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_put_nbi(shmem_ctx_t ctx, uint32_t* dest, const uint32_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<uint32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<uint32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_put_nbi(shmem_ctx_t ctx, uint64_t* dest, const uint64_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<uint64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<uint64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_put_nbi(shmem_ctx_t ctx, size_t* dest, const size_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<size_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<size_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_put_nbi(shmem_ctx_t ctx, ptrdiff_t* dest, const ptrdiff_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<ptrdiff_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<ptrdiff_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_get_nbi
 extern "C" void shmem_ctx_float_get_nbi(shmem_ctx_t ctx, float* dest, const float* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<float>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<float>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_get_nbi(shmem_ctx_t ctx, double* dest, const double* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longdouble_get_nbi(shmem_ctx_t ctx, long double* dest, const long double* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<long double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<long double>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_char_get_nbi(shmem_ctx_t ctx, char* dest, const char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_schar_get_nbi(shmem_ctx_t ctx, signed char* dest, const signed char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<signed char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<signed char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_short_get_nbi(shmem_ctx_t ctx, short* dest, const short* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_get_nbi(shmem_ctx_t ctx, int* dest, const int* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_get_nbi(shmem_ctx_t ctx, long* dest, const long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_get_nbi(shmem_ctx_t ctx, long long* dest, const long long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uchar_get_nbi(shmem_ctx_t ctx, unsigned char* dest, const unsigned char* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<unsigned char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<unsigned char>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ushort_get_nbi(shmem_ctx_t ctx, unsigned short* dest, const unsigned short* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<unsigned short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<unsigned short>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_get_nbi(shmem_ctx_t ctx, unsigned int* dest, const unsigned int* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<unsigned int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<unsigned int>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_get_nbi(shmem_ctx_t ctx, unsigned long* dest, const unsigned long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<unsigned long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<unsigned long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_get_nbi(shmem_ctx_t ctx, unsigned long long* dest, const unsigned long long* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<unsigned long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<unsigned long long>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int8_get_nbi(shmem_ctx_t ctx, int8_t* dest, const int8_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<int8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<int8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int16_get_nbi(shmem_ctx_t ctx, int16_t* dest, const int16_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<int16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<int16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_get_nbi(shmem_ctx_t ctx, int32_t* dest, const int32_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<int32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<int32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_get_nbi(shmem_ctx_t ctx, int64_t* dest, const int64_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<int64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<int64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint8_get_nbi(shmem_ctx_t ctx, uint8_t* dest, const uint8_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<uint8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<uint8_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint16_get_nbi(shmem_ctx_t ctx, uint16_t* dest, const uint16_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<uint16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<uint16_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_get_nbi(shmem_ctx_t ctx, uint32_t* dest, const uint32_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<uint32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<uint32_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_get_nbi(shmem_ctx_t ctx, uint64_t* dest, const uint64_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<uint64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<uint64_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_get_nbi(shmem_ctx_t ctx, size_t* dest, const size_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<size_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<size_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_get_nbi(shmem_ctx_t ctx, ptrdiff_t* dest, const ptrdiff_t* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<ptrdiff_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<ptrdiff_t>(dest, source, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_p
 extern "C" void shmem_ctx_float_p(shmem_ctx_t ctx, float* dest, float value, int pe) noexcept
-{ vkshmem::api::p<float>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<float>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_p(shmem_ctx_t ctx, double* dest, double value, int pe) noexcept
-{ vkshmem::api::p<double>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<double>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longdouble_p(shmem_ctx_t ctx, long double* dest, long double value, int pe) noexcept
-{ vkshmem::api::p<long double>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<long double>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_char_p(shmem_ctx_t ctx, char* dest, char value, int pe) noexcept
-{ vkshmem::api::p<char>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<char>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_schar_p(shmem_ctx_t ctx, signed char* dest, signed char value, int pe) noexcept
-{ vkshmem::api::p<signed char>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<signed char>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_short_p(shmem_ctx_t ctx, short* dest, short value, int pe) noexcept
-{ vkshmem::api::p<short>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<short>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_p(shmem_ctx_t ctx, int* dest, int value, int pe) noexcept
-{ vkshmem::api::p<int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_p(shmem_ctx_t ctx, long* dest, long value, int pe) noexcept
-{ vkshmem::api::p<long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_p(shmem_ctx_t ctx, long long* dest, long long value, int pe) noexcept
-{ vkshmem::api::p<long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uchar_p(shmem_ctx_t ctx, unsigned char* dest, unsigned char value, int pe) noexcept
-{ vkshmem::api::p<unsigned char>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<unsigned char>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ushort_p(shmem_ctx_t ctx, unsigned short* dest, unsigned short value, int pe) noexcept
-{ vkshmem::api::p<unsigned short>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<unsigned short>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_p(shmem_ctx_t ctx, unsigned int* dest, unsigned int value, int pe) noexcept
-{ vkshmem::api::p<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<unsigned int>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_p(shmem_ctx_t ctx, unsigned long* dest, unsigned long value, int pe) noexcept
-{ vkshmem::api::p<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<unsigned long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_p(shmem_ctx_t ctx, unsigned long long* dest, unsigned long long value, int pe) noexcept
-{ vkshmem::api::p<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<unsigned long long>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int8_p(shmem_ctx_t ctx, int8_t* dest, int8_t value, int pe) noexcept
-{ vkshmem::api::p<int8_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<int8_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int16_p(shmem_ctx_t ctx, int16_t* dest, int16_t value, int pe) noexcept
-{ vkshmem::api::p<int16_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<int16_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_p(shmem_ctx_t ctx, int32_t* dest, int32_t value, int pe) noexcept
-{ vkshmem::api::p<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<int32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_p(shmem_ctx_t ctx, int64_t* dest, int64_t value, int pe) noexcept
-{ vkshmem::api::p<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<int64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint8_p(shmem_ctx_t ctx, uint8_t* dest, uint8_t value, int pe) noexcept
-{ vkshmem::api::p<uint8_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<uint8_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint16_p(shmem_ctx_t ctx, uint16_t* dest, uint16_t value, int pe) noexcept
-{ vkshmem::api::p<uint16_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<uint16_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_p(shmem_ctx_t ctx, uint32_t* dest, uint32_t value, int pe) noexcept
-{ vkshmem::api::p<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<uint32_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_p(shmem_ctx_t ctx, uint64_t* dest, uint64_t value, int pe) noexcept
-{ vkshmem::api::p<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<uint64_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_p(shmem_ctx_t ctx, size_t* dest, size_t value, int pe) noexcept
-{ vkshmem::api::p<size_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<size_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_p(shmem_ctx_t ctx, ptrdiff_t* dest, ptrdiff_t value, int pe) noexcept
-{ vkshmem::api::p<ptrdiff_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::p<ptrdiff_t>(dest, value, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_g
 extern "C" float shmem_ctx_float_g(shmem_ctx_t ctx, const float* source, int pe) noexcept
-{ return vkshmem::api::g<float>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<float>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" double shmem_ctx_double_g(shmem_ctx_t ctx, const double* source, int pe) noexcept
-{ return vkshmem::api::g<double>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<double>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long double shmem_ctx_longdouble_g(shmem_ctx_t ctx, const long double* source, int pe) noexcept
-{ return vkshmem::api::g<long double>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<long double>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" char shmem_ctx_char_g(shmem_ctx_t ctx, const char* source, int pe) noexcept
-{ return vkshmem::api::g<char>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<char>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" signed char shmem_ctx_schar_g(shmem_ctx_t ctx, const signed char* source, int pe) noexcept
-{ return vkshmem::api::g<signed char>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<signed char>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" short shmem_ctx_short_g(shmem_ctx_t ctx, const short* source, int pe) noexcept
-{ return vkshmem::api::g<short>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<short>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int shmem_ctx_int_g(shmem_ctx_t ctx, const int* source, int pe) noexcept
-{ return vkshmem::api::g<int>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<int>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long shmem_ctx_long_g(shmem_ctx_t ctx, const long* source, int pe) noexcept
-{ return vkshmem::api::g<long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" long long shmem_ctx_longlong_g(shmem_ctx_t ctx, const long long* source, int pe) noexcept
-{ return vkshmem::api::g<long long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<long long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned char shmem_ctx_uchar_g(shmem_ctx_t ctx, const unsigned char* source, int pe) noexcept
-{ return vkshmem::api::g<unsigned char>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<unsigned char>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned short shmem_ctx_ushort_g(shmem_ctx_t ctx, const unsigned short* source, int pe) noexcept
-{ return vkshmem::api::g<unsigned short>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<unsigned short>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned int shmem_ctx_uint_g(shmem_ctx_t ctx, const unsigned int* source, int pe) noexcept
-{ return vkshmem::api::g<unsigned int>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<unsigned int>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long shmem_ctx_ulong_g(shmem_ctx_t ctx, const unsigned long* source, int pe) noexcept
-{ return vkshmem::api::g<unsigned long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<unsigned long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" unsigned long long shmem_ctx_ulonglong_g(shmem_ctx_t ctx, const unsigned long long* source, int pe) noexcept
-{ return vkshmem::api::g<unsigned long long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<unsigned long long>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int8_t shmem_ctx_int8_g(shmem_ctx_t ctx, const int8_t* source, int pe) noexcept
-{ return vkshmem::api::g<int8_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<int8_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int16_t shmem_ctx_int16_g(shmem_ctx_t ctx, const int16_t* source, int pe) noexcept
-{ return vkshmem::api::g<int16_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<int16_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int32_t shmem_ctx_int32_g(shmem_ctx_t ctx, const int32_t* source, int pe) noexcept
-{ return vkshmem::api::g<int32_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<int32_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" int64_t shmem_ctx_int64_g(shmem_ctx_t ctx, const int64_t* source, int pe) noexcept
-{ return vkshmem::api::g<int64_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<int64_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint8_t shmem_ctx_uint8_g(shmem_ctx_t ctx, const uint8_t* source, int pe) noexcept
-{ return vkshmem::api::g<uint8_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<uint8_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint16_t shmem_ctx_uint16_g(shmem_ctx_t ctx, const uint16_t* source, int pe) noexcept
-{ return vkshmem::api::g<uint16_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<uint16_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint32_t shmem_ctx_uint32_g(shmem_ctx_t ctx, const uint32_t* source, int pe) noexcept
-{ return vkshmem::api::g<uint32_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<uint32_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" uint64_t shmem_ctx_uint64_g(shmem_ctx_t ctx, const uint64_t* source, int pe) noexcept
-{ return vkshmem::api::g<uint64_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<uint64_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" size_t shmem_ctx_size_g(shmem_ctx_t ctx, const size_t* source, int pe) noexcept
-{ return vkshmem::api::g<size_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<size_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" ptrdiff_t shmem_ctx_ptrdiff_g(shmem_ctx_t ctx, const ptrdiff_t* source, int pe) noexcept
-{ return vkshmem::api::g<ptrdiff_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); return vkshmem::api::g<ptrdiff_t>(source, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_iput
 extern "C" void shmem_ctx_float_iput(shmem_ctx_t ctx, float* dest, const float* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<float>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<float>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_iput(shmem_ctx_t ctx, double* dest, const double* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<double>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<double>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longdouble_iput(shmem_ctx_t ctx, long double* dest, const long double* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<long double>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<long double>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_char_iput(shmem_ctx_t ctx, char* dest, const char* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_schar_iput(shmem_ctx_t ctx, signed char* dest, const signed char* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<signed char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<signed char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_short_iput(shmem_ctx_t ctx, short* dest, const short* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<short>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<short>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_iput(shmem_ctx_t ctx, int* dest, const int* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<int>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<int>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_iput(shmem_ctx_t ctx, long* dest, const long* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_iput(shmem_ctx_t ctx, long long* dest, const long long* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<long long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<long long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uchar_iput(shmem_ctx_t ctx, unsigned char* dest, const unsigned char* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<unsigned char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<unsigned char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ushort_iput(shmem_ctx_t ctx, unsigned short* dest, const unsigned short* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<unsigned short>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<unsigned short>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_iput(shmem_ctx_t ctx, unsigned int* dest, const unsigned int* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<unsigned int>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<unsigned int>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_iput(shmem_ctx_t ctx, unsigned long* dest, const unsigned long* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<unsigned long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<unsigned long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_iput(shmem_ctx_t ctx, unsigned long long* dest, const unsigned long long* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<unsigned long long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<unsigned long long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int8_iput(shmem_ctx_t ctx, int8_t* dest, const int8_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<int8_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<int8_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int16_iput(shmem_ctx_t ctx, int16_t* dest, const int16_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<int16_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<int16_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_iput(shmem_ctx_t ctx, int32_t* dest, const int32_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<int32_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<int32_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_iput(shmem_ctx_t ctx, int64_t* dest, const int64_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<int64_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<int64_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint8_iput(shmem_ctx_t ctx, uint8_t* dest, const uint8_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<uint8_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<uint8_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint16_iput(shmem_ctx_t ctx, uint16_t* dest, const uint16_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<uint16_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<uint16_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_iput(shmem_ctx_t ctx, uint32_t* dest, const uint32_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<uint32_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<uint32_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_iput(shmem_ctx_t ctx, uint64_t* dest, const uint64_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<uint64_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<uint64_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_iput(shmem_ctx_t ctx, size_t* dest, const size_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<size_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<size_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_iput(shmem_ctx_t ctx, ptrdiff_t* dest, const ptrdiff_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<ptrdiff_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<ptrdiff_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_iget
 extern "C" void shmem_ctx_float_iget(shmem_ctx_t ctx, float* dest, const float* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<float>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<float>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_iget(shmem_ctx_t ctx, double* dest, const double* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<double>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<double>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longdouble_iget(shmem_ctx_t ctx, long double* dest, const long double* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<long double>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<long double>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_char_iget(shmem_ctx_t ctx, char* dest, const char* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_schar_iget(shmem_ctx_t ctx, signed char* dest, const signed char* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<signed char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<signed char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_short_iget(shmem_ctx_t ctx, short* dest, const short* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<short>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<short>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_iget(shmem_ctx_t ctx, int* dest, const int* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<int>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<int>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_iget(shmem_ctx_t ctx, long* dest, const long* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_iget(shmem_ctx_t ctx, long long* dest, const long long* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<long long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<long long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uchar_iget(shmem_ctx_t ctx, unsigned char* dest, const unsigned char* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<unsigned char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<unsigned char>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ushort_iget(shmem_ctx_t ctx, unsigned short* dest, const unsigned short* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<unsigned short>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<unsigned short>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_iget(shmem_ctx_t ctx, unsigned int* dest, const unsigned int* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<unsigned int>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<unsigned int>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_iget(shmem_ctx_t ctx, unsigned long* dest, const unsigned long* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<unsigned long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<unsigned long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_iget(shmem_ctx_t ctx, unsigned long long* dest, const unsigned long long* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<unsigned long long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<unsigned long long>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int8_iget(shmem_ctx_t ctx, int8_t* dest, const int8_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<int8_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<int8_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int16_iget(shmem_ctx_t ctx, int16_t* dest, const int16_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<int16_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<int16_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_iget(shmem_ctx_t ctx, int32_t* dest, const int32_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<int32_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<int32_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_iget(shmem_ctx_t ctx, int64_t* dest, const int64_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<int64_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<int64_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint8_iget(shmem_ctx_t ctx, uint8_t* dest, const uint8_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<uint8_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<uint8_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint16_iget(shmem_ctx_t ctx, uint16_t* dest, const uint16_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<uint16_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<uint16_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_iget(shmem_ctx_t ctx, uint32_t* dest, const uint32_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<uint32_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<uint32_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_iget(shmem_ctx_t ctx, uint64_t* dest, const uint64_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<uint64_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<uint64_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_iget(shmem_ctx_t ctx, size_t* dest, const size_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<size_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<size_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_iget(shmem_ctx_t ctx, ptrdiff_t* dest, const ptrdiff_t* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<ptrdiff_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<ptrdiff_t>(dest, source, dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // ==== Remote memory access, sized and untyped ===================================================
 
@@ -876,80 +876,80 @@ extern "C" void shmem_iget128(void* dest, const void* source, ptrdiff_t dst, ptr
 
 // shmem_ctx_putSIZE
 extern "C" void shmem_ctx_put8(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put16(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put32(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put64(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put128(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_putmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_getSIZE
 extern "C" void shmem_ctx_get8(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_get16(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_get32(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_get64(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_get128(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_getmem(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_putSIZE_nbi
 extern "C" void shmem_ctx_put8_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put16_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put32_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put64_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put128_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::put_nbi<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_nbi<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_getSIZE_nbi
 extern "C" void shmem_ctx_get8_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_get16_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_get32_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_get64_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_get128_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) noexcept
-{ vkshmem::api::get_nbi<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::get_nbi<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_iputSIZE
 extern "C" void shmem_ctx_iput8(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_iput16(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_iput32(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_iput64(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_iput128(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iput<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iput<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_igetSIZE
 extern "C" void shmem_ctx_iget8(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_iget16(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_iget32(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_iget64(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_iget128(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) noexcept
-{ vkshmem::api::iget<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::iget<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), dst, sst, nelems, vkshmem::api::ctx_pe(ctx, pe)); }

@@ -137,128 +137,128 @@ extern "C" void shmem_putmem_signal_nbi(void* dest, const void* source, size_t n
 
 // shmem_ctx_TYPENAME_put_signal
 extern "C" void shmem_ctx_float_put_signal(shmem_ctx_t ctx, float* dest, const float* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<float>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<float>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_put_signal(shmem_ctx_t ctx, double* dest, const double* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<double>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<double>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longdouble_put_signal(shmem_ctx_t ctx, long double* dest, const long double* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<long double>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<long double>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_char_put_signal(shmem_ctx_t ctx, char* dest, const char* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_schar_put_signal(shmem_ctx_t ctx, signed char* dest, const signed char* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<signed char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<signed char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_short_put_signal(shmem_ctx_t ctx, short* dest, const short* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<short>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<short>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_put_signal(shmem_ctx_t ctx, int* dest, const int* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<int>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<int>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_put_signal(shmem_ctx_t ctx, long* dest, const long* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_put_signal(shmem_ctx_t ctx, long long* dest, const long long* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<long long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<long long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uchar_put_signal(shmem_ctx_t ctx, unsigned char* dest, const unsigned char* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<unsigned char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<unsigned char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ushort_put_signal(shmem_ctx_t ctx, unsigned short* dest, const unsigned short* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<unsigned short>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<unsigned short>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_put_signal(shmem_ctx_t ctx, unsigned int* dest, const unsigned int* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<unsigned int>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<unsigned int>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_put_signal(shmem_ctx_t ctx, unsigned long* dest, const unsigned long* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<unsigned long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<unsigned long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_put_signal(shmem_ctx_t ctx, unsigned long long* dest, const unsigned long long* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<unsigned long long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<unsigned long long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int8_put_signal(shmem_ctx_t ctx, int8_t* dest, const int8_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<int8_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<int8_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int16_put_signal(shmem_ctx_t ctx, int16_t* dest, const int16_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<int16_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<int16_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_put_signal(shmem_ctx_t ctx, int32_t* dest, const int32_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<int32_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<int32_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_put_signal(shmem_ctx_t ctx, int64_t* dest, const int64_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<int64_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<int64_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint8_put_signal(shmem_ctx_t ctx, uint8_t* dest, const uint8_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<uint8_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<uint8_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint16_put_signal(shmem_ctx_t ctx, uint16_t* dest, const uint16_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<uint16_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<uint16_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_put_signal(shmem_ctx_t ctx, uint32_t* dest, const uint32_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<uint32_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<uint32_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_put_signal(shmem_ctx_t ctx, uint64_t* dest, const uint64_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<uint64_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<uint64_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_put_signal(shmem_ctx_t ctx, size_t* dest, const size_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<size_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<size_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_put_signal(shmem_ctx_t ctx, ptrdiff_t* dest, const ptrdiff_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<ptrdiff_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<ptrdiff_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_TYPENAME_put_signal_nbi
 extern "C" void shmem_ctx_float_put_signal_nbi(shmem_ctx_t ctx, float* dest, const float* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<float>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<float>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_double_put_signal_nbi(shmem_ctx_t ctx, double* dest, const double* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<double>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<double>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longdouble_put_signal_nbi(shmem_ctx_t ctx, long double* dest, const long double* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<long double>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<long double>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_char_put_signal_nbi(shmem_ctx_t ctx, char* dest, const char* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_schar_put_signal_nbi(shmem_ctx_t ctx, signed char* dest, const signed char* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<signed char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<signed char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_short_put_signal_nbi(shmem_ctx_t ctx, short* dest, const short* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<short>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<short>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int_put_signal_nbi(shmem_ctx_t ctx, int* dest, const int* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<int>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<int>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_long_put_signal_nbi(shmem_ctx_t ctx, long* dest, const long* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_longlong_put_signal_nbi(shmem_ctx_t ctx, long long* dest, const long long* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<long long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<long long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uchar_put_signal_nbi(shmem_ctx_t ctx, unsigned char* dest, const unsigned char* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<unsigned char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<unsigned char>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ushort_put_signal_nbi(shmem_ctx_t ctx, unsigned short* dest, const unsigned short* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<unsigned short>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<unsigned short>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint_put_signal_nbi(shmem_ctx_t ctx, unsigned int* dest, const unsigned int* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<unsigned int>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<unsigned int>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulong_put_signal_nbi(shmem_ctx_t ctx, unsigned long* dest, const unsigned long* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<unsigned long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<unsigned long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ulonglong_put_signal_nbi(shmem_ctx_t ctx, unsigned long long* dest, const unsigned long long* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<unsigned long long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<unsigned long long>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int8_put_signal_nbi(shmem_ctx_t ctx, int8_t* dest, const int8_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<int8_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<int8_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int16_put_signal_nbi(shmem_ctx_t ctx, int16_t* dest, const int16_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<int16_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<int16_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int32_put_signal_nbi(shmem_ctx_t ctx, int32_t* dest, const int32_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<int32_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<int32_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_int64_put_signal_nbi(shmem_ctx_t ctx, int64_t* dest, const int64_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<int64_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<int64_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint8_put_signal_nbi(shmem_ctx_t ctx, uint8_t* dest, const uint8_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<uint8_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<uint8_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint16_put_signal_nbi(shmem_ctx_t ctx, uint16_t* dest, const uint16_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<uint16_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<uint16_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint32_put_signal_nbi(shmem_ctx_t ctx, uint32_t* dest, const uint32_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<uint32_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<uint32_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_uint64_put_signal_nbi(shmem_ctx_t ctx, uint64_t* dest, const uint64_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<uint64_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<uint64_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_size_put_signal_nbi(shmem_ctx_t ctx, size_t* dest, const size_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<size_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<size_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_ptrdiff_put_signal_nbi(shmem_ctx_t ctx, ptrdiff_t* dest, const ptrdiff_t* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<ptrdiff_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<ptrdiff_t>(dest, source, nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_putSIZE_signal
 extern "C" void shmem_ctx_put8_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put16_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put32_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put64_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put128_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 
 // shmem_ctx_putSIZE_signal_nbi
 extern "C" void shmem_ctx_put8_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<uint8_t>(static_cast<uint8_t*>(dest), static_cast<const uint8_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put16_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<uint16_t>(static_cast<uint16_t*>(dest), static_cast<const uint16_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put32_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<uint32_t>(static_cast<uint32_t*>(dest), static_cast<const uint32_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put64_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<uint64_t>(static_cast<uint64_t*>(dest), static_cast<const uint64_t*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_put128_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<vkshmem::api::b128>(static_cast<vkshmem::api::b128*>(dest), static_cast<const vkshmem::api::b128*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
 extern "C" void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) noexcept
-{ vkshmem::api::put_signal_nbi<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
+{ vkshmem::api::InCtx in(ctx); vkshmem::api::put_signal_nbi<unsigned char>(static_cast<unsigned char*>(dest), static_cast<const unsigned char*>(source), nelems, sig_addr, signal, sig_op, vkshmem::api::ctx_pe(ctx, pe)); }
