@@ -45,6 +45,11 @@ struct Caps {
     unsigned amo_widths = 0; // bit w set: AMOs of w bytes (4, 8) on every operation
 };
 
+// Whether amo() returns the old value: the fetching operations always, the others when asked.
+inline bool returns_old(AmoOp op, bool fetch) {
+    return fetch || op == AmoOp::Fetch || op == AmoOp::Swap || op == AmoOp::CompareSwap;
+}
+
 // A context's own completion domain (a UCX worker, libfabric completion counts).
 class Domain {
 public:

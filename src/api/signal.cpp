@@ -11,6 +11,7 @@
 #include "api/typed.hpp"
 #include "core/wait.hpp"
 #include "transports/transport.hpp"
+#include "vulkan/device.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -30,10 +31,15 @@ void bad_sig_op(int sig_op, const char* call) {
 }
 
 void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe, const char* call) {
-    // Stores into a GPU's BAR wait in write-combining buffers until a full fence; device copies
-    // and proxied puts are complete when they return.
+    // Stores into a GPU's BAR wait in write-combining buffers until a full fence; proxied puts
+    // are complete when they return, and device copies once waited for (put_signal_nbi's data
+    // may be in the batch of non-blocking copies).
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (target(data, 0, pe, call).route != Route::Network) return;
+    if (target(data, 0, pe, call).route != Route::Network) {
+        if (VulkanDevice* dev = rma::g_subsystems.device)
+            if (auto r = dev->quiet(); !r) fatal(call, "{}", r.error().message);
+        return;
+    }
     // A network put may still be in flight. The transport orders its own operations to one PE
     // (fence); a signal that takes another route (a device heap through its owner's proxy) is
     // ordered only by completing the data first.

@@ -54,14 +54,20 @@ thread_local net::Domain* t_domain = nullptr;
 
 void quiet(const char* call) { quiet_on(nullptr, call); }
 
+// Non-blocking device copies are one batch for every context (their order is the device's),
+// so a context's quiet and fence complete all of them.
 void quiet_on(net::Domain* d, const char* call) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (g_subsystems.device)
+        if (auto r = g_subsystems.device->quiet(); !r) fatal(call, "{}", r.error().message);
     if (g_subsystems.network)
         if (auto r = g_subsystems.network->quiet_on(d); !r) fatal(call, "{}", r.error().message);
 }
 
 void fence_on(net::Domain* d, const char* call) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (g_subsystems.device)
+        if (auto r = g_subsystems.device->quiet(); !r) fatal(call, "{}", r.error().message);
     if (g_subsystems.network)
         if (auto r = g_subsystems.network->fence_on(d); !r) fatal(call, "{}", r.error().message);
 }
@@ -168,7 +174,8 @@ void put_slow(const Target& t, const void* src, std::size_t n, int pe, const cha
     if (const DeviceMemory* src_mem = unmapped_local(src, &src_off)) {
         if (const DeviceMemory* m = device_side(t, pe)) {
             // Device heap to device heap: one copy on the device.
-            if (auto r = dev->copy(*m, t.offset, *src_mem, src_off, n); !r) fatal(call, "{}", r.error().message);
+            auto r = nbi ? dev->copy_nbi(*m, t.offset, *src_mem, src_off, n) : dev->copy(*m, t.offset, *src_mem, src_off, n);
+            if (!r) fatal(call, "{}", r.error().message);
             return;
         }
         if (t.route == Route::None) unreachable(t, pe, call);
@@ -191,10 +198,14 @@ void put_slow(const Target& t, const void* src, std::size_t n, int pe, const cha
     if (const DeviceMemory* h = host_heap_side(src, n, &host_off)) {
         // From the host heap, which the device already reaches: one DMA copy,
         // no staging.
-        if (auto r = dev->copy(*m, t.offset, *h, host_off, n); !r) fatal(call, "{}", r.error().message);
+        auto r = nbi ? dev->copy_nbi(*m, t.offset, *h, host_off, n) : dev->copy(*m, t.offset, *h, host_off, n);
+        if (!r) fatal(call, "{}", r.error().message);
         return;
     }
-    if (auto r = dev->write(*m, t.offset, src, n); !r) fatal(call, "{}", r.error().message);
+    // nbi: staged at once and batched with the other non-blocking copies (one submission for a
+    // stream of small puts), complete at the next quiet.
+    auto r = nbi ? dev->write_nbi(*m, t.offset, src, n) : dev->write(*m, t.offset, src, n);
+    if (!r) fatal(call, "{}", r.error().message);
 }
 
 void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call, bool nbi) {
@@ -289,7 +300,8 @@ std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_
         fatal(call, "a {}-byte atomic over {}: only 4- and 8-byte atomics cross the network", width, net.name());
     std::uint64_t old = 0; // the low `width` bytes (little-endian)
     auto r = net.amo_on({t_domain, false}, pe, t.space, t.offset, static_cast<net::AmoOp>(op),
-                        static_cast<unsigned>(width), operand, cond, fetch ? &old : nullptr);
+                        static_cast<unsigned>(width), operand, cond,
+                        net::returns_old(static_cast<net::AmoOp>(op), fetch) ? &old : nullptr);
     if (!r) fatal(call, "{}", r.error().message);
     return old;
 }

@@ -329,9 +329,9 @@ VulkanDevice::~VulkanDevice() {
         // The runtime's own submissions are all waited for; an adopted
         // device may still run the application's work.
         if (owned_) vkDeviceWaitIdle(device_);
+        (void)drain(); // an open batch of non-blocking copies too, before its staging buffer goes
         release(staging_);
         if (sweeper_pending_) vkWaitForFences(device_, 1, &amo_.fence, VK_TRUE, UINT64_MAX);
-        (void)settle_copy();
         release(amo_mailbox_);
         if (amo_pipeline_) vkDestroyPipeline(device_, amo_pipeline_, nullptr);
         if (amo_layout_) vkDestroyPipelineLayout(device_, amo_layout_, nullptr);

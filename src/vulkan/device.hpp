@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -112,6 +113,16 @@ public:
     // heap included), or two non-overlapping ranges of one.
     Result<void> copy(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src, std::size_t src_off,
                       std::size_t n);
+    // The non-blocking forms of write and copy (shmem_put_nbi into a device heap): each is recorded
+    // into one batch of copies that goes to the device at the next quiet() or blocking transfer, or
+    // when the staging buffer is full, so a stream of small puts costs one submission. write_nbi
+    // takes its bytes into the staging buffer at once; copy_nbi reads its source when the batch
+    // runs, so that must stay unchanged until quiet().
+    Result<void> write_nbi(const DeviceMemory& dst, std::size_t dst_off, const void* src, std::size_t n);
+    Result<void> copy_nbi(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src, std::size_t src_off,
+                          std::size_t n);
+    // Submits the open batch and waits for it: every non-blocking copy is then complete.
+    Result<void> quiet();
 
     // One atomic on device memory at `address` (a buffer device address;
     // `target_off` in the device heap of `target_pe`, or target_pe -1 where
@@ -158,8 +169,15 @@ private:
     // copy_: begin_copy() waits for what it still runs and begins its command
     // buffer; submit_copy_cmd() ends and submits it; settle_copy() waits for
     // it (an atomic's posting copy is left running until the next use).
+    // (Each of these begins by submitting and waiting for an open batch of non-blocking copies.)
     void begin_copy();
     Result<void> submit_copy_cmd();
+    // The batch of non-blocking copies (copy_mu_ held): opens copy_'s command buffer for it, or
+    // submits it (copy_pending_ then waits for it as for any submission).
+    void open_batch();
+    Result<void> flush_batch();
+    // Submits the open batch, if any, and waits for every submission of copy_.
+    Result<void> drain();
     Result<void> settle_copy();
     Result<void> submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off, std::size_t n);
     Result<void> ensure_staging();
@@ -212,6 +230,9 @@ private:
     AmoMailbox amo_at_;
     void* amo_reply_host_ = nullptr;
     bool copy_pending_ = false; // copy_'s submission not yet waited for
+    bool batch_open_ = false;   // copy_'s command buffer records non-blocking copies
+    std::size_t batch_staged_ = 0; // bytes of the staging buffer the open batch uses
+    std::atomic<bool> nbi_pending_{false}; // non-blocking copies not yet waited for by quiet()
     std::uint32_t amo_seq_ = 0;     // the last atomic posted
     bool sweeper_pending_ = false;  // amo_'s submission has not finished
 };

@@ -22,10 +22,33 @@ Result<void> VulkanDevice::ensure_staging() {
 }
 
 void VulkanDevice::begin_copy() {
-    (void)settle_copy(); // (its error, if any, was the earlier submission's)
+    (void)drain(); // (its error, if any, was the earlier submission's)
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     vkBeginCommandBuffer(copy_.cmd, &bi);
+}
+
+void VulkanDevice::open_batch() {
+    (void)settle_copy();
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkBeginCommandBuffer(copy_.cmd, &bi);
+    batch_open_ = true;
+    batch_staged_ = 0;
+}
+
+Result<void> VulkanDevice::flush_batch() {
+    if (!batch_open_) return {};
+    batch_open_ = false;
+    batch_staged_ = 0;
+    return submit_copy_cmd();
+}
+
+Result<void> VulkanDevice::drain() {
+    auto f = flush_batch();
+    auto s = settle_copy();
+    if (!f) return f;
+    return s;
 }
 
 Result<void> VulkanDevice::submit_copy_cmd() {
@@ -91,6 +114,7 @@ Result<void> VulkanDevice::write(const DeviceMemory& dst, std::size_t dst_off, c
     if (!dst.buffer) return make_error("the device heap has no transfer buffer bound");
     std::lock_guard lk(copy_mu_);
     if (auto r = ensure_staging(); !r) return r;
+    if (auto r = drain(); !r) return r; // the staging buffer is free again
     const auto* s = static_cast<const char*>(src);
     for (std::size_t done = 0; done < n;) {
         std::size_t chunk = std::min(kStagingBytes, n - done);
@@ -105,6 +129,7 @@ Result<void> VulkanDevice::read(void* dst, const DeviceMemory& src, std::size_t 
     if (!src.buffer) return make_error("the device heap has no transfer buffer bound");
     std::lock_guard lk(copy_mu_);
     if (auto r = ensure_staging(); !r) return r;
+    if (auto r = drain(); !r) return r; // the staging buffer is free again
     auto* d = static_cast<char*>(dst);
     for (std::size_t done = 0; done < n;) {
         std::size_t chunk = std::min(kStagingBytes, n - done);
@@ -120,6 +145,43 @@ Result<void> VulkanDevice::copy(const DeviceMemory& dst, std::size_t dst_off, co
     if (!dst.buffer || !src.buffer) return make_error("a device heap has no transfer buffer bound");
     std::lock_guard lk(copy_mu_);
     return submit_copy(dst.buffer, dst_off, src.buffer, src_off, n);
+}
+
+Result<void> VulkanDevice::write_nbi(const DeviceMemory& dst, std::size_t dst_off, const void* src, std::size_t n) {
+    // Past a quarter of the staging buffer a copy costs more than its submission: no batch.
+    if (n > kStagingBytes / 4) return write(dst, dst_off, src, n);
+    if (!dst.buffer) return make_error("the device heap has no transfer buffer bound");
+    std::lock_guard lk(copy_mu_);
+    if (auto r = ensure_staging(); !r) return r;
+    if (batch_open_ && batch_staged_ + n > kStagingBytes)
+        if (auto r = drain(); !r) return r;
+    if (!batch_open_) open_batch();
+    std::memcpy(static_cast<char*>(staging_.mapped) + batch_staged_, src, n);
+    const VkBufferCopy region{batch_staged_, dst_off, n};
+    vkCmdCopyBuffer(copy_.cmd, staging_.buffer, dst.buffer, 1, &region);
+    batch_staged_ = (batch_staged_ + n + 15) & ~std::size_t{15};
+    nbi_pending_.store(true, std::memory_order_relaxed);
+    return {};
+}
+
+Result<void> VulkanDevice::copy_nbi(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src,
+                                    std::size_t src_off, std::size_t n) {
+    if (!dst.buffer || !src.buffer) return make_error("a device heap has no transfer buffer bound");
+    std::lock_guard lk(copy_mu_);
+    if (!batch_open_) open_batch();
+    const VkBufferCopy region{src_off, dst_off, n};
+    vkCmdCopyBuffer(copy_.cmd, src.buffer, dst.buffer, 1, &region);
+    nbi_pending_.store(true, std::memory_order_relaxed);
+    return {};
+}
+
+Result<void> VulkanDevice::quiet() {
+    if (!nbi_pending_.load(std::memory_order_relaxed)) return {};
+    std::lock_guard lk(copy_mu_);
+    nbi_pending_.store(false, std::memory_order_relaxed);
+    if (auto r = drain(); !r) return make_error(fmt::format("non-blocking device copies: {}", r.error().message),
+                                                r.error().vk_result);
+    return {};
 }
 
 } // namespace vkshmem

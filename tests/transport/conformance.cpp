@@ -20,6 +20,7 @@
 
 #include <shmem.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
@@ -130,6 +131,65 @@ void rma_checks(Setup& s, std::uint64_t seed) {
         OK(s.t->put(pe, 0, 0, &c, 0));
         OK(s.t->get(pe, 0, 0, &c, 0));
     }
+}
+
+// Non-blocking posts (put_on, get_on, amo_on with Post::nbi) on the default domain and on a domain
+// of their own: many in flight to every peer at once, complete after quiet_on of their domain.
+void nbi_checks(Setup& s, std::uint64_t seed) {
+    const std::size_t sizes[] = {1, 7, 8, 63, 4096, 65537};
+    constexpr int kAdds = 40;
+    char* area = s.seg0 + kSlot * static_cast<std::size_t>(g_n);
+    net::Domain* own = s.t->open_domain(); // null where the transport has none: the default again
+    for (net::Domain* d : {static_cast<net::Domain*>(nullptr), own}) {
+        const net::Post how{d, true};
+        const std::uint64_t salt = seed ^ (d ? 0x5a5a : 0);
+        // Word w of the area (from 2048) counts writer w's adds; its owner zeroes it first.
+        auto* words = reinterpret_cast<std::uint64_t*>(area + 2048);
+        for (int w = 0; w < g_n; ++w) words[w] = 0;
+        barrier();
+        std::vector<std::vector<unsigned char>> src, back;
+        std::vector<std::uint64_t> olds(static_cast<std::size_t>(g_n) * kAdds, ~0ull);
+        for (int pe = 0; pe < g_n; ++pe) {
+            if (pe == g_me) continue;
+            std::uint64_t at = kSlot * static_cast<std::size_t>(g_me);
+            for (std::size_t size : sizes) {
+                src.emplace_back(size);
+                for (std::size_t i = 0; i < size; ++i) src.back()[i] = byte_at(salt, g_me, pe, size, i);
+                OK(s.t->put_on(how, pe, 0, at + 3, src.back().data(), size));
+                at += size + 16;
+            }
+            for (int k = 0; k < kAdds; ++k)
+                OK(s.t->amo_on(how, pe, 0, kSlot * static_cast<std::size_t>(g_n) + 2048 + 8 * static_cast<unsigned>(g_me),
+                               AmoOp::Add, 8, static_cast<std::uint64_t>(k + 1), 0,
+                               &olds[static_cast<std::size_t>(pe) * kAdds + static_cast<std::size_t>(k)]));
+        }
+        OK(s.t->quiet_on(d));
+        for (int pe = 0; pe < g_n; ++pe) {
+            if (pe == g_me) continue;
+            // Every old value of one writer's adds to its word: 0, 1, 3, 6, ... in some order.
+            std::vector<std::uint64_t> got(olds.begin() + pe * kAdds, olds.begin() + (pe + 1) * kAdds);
+            std::sort(got.begin(), got.end());
+            bool prefix = true;
+            for (int k = 0; k < kAdds; ++k) prefix &= got[static_cast<std::size_t>(k)] == std::uint64_t(k) * (k + 1) / 2;
+            CHECK(prefix, "non-blocking fetch-adds to PE %d returned other old values than 0, 1, 3, ...", pe);
+            // Read the puts back with non-blocking gets into poisoned buffers.
+            std::uint64_t at = kSlot * static_cast<std::size_t>(g_me);
+            for (std::size_t size : sizes) {
+                back.emplace_back(size, 0xee);
+                OK(s.t->get_on(how, pe, 0, at + 3, back.back().data(), size));
+                at += size + 16;
+            }
+        }
+        OK(s.t->quiet_on(d));
+        CHECK(back == src, "non-blocking puts read back with non-blocking gets differ%s", d ? " (own domain)" : "");
+        barrier();
+        for (int w = 0; w < g_n; ++w)
+            if (w != g_me)
+                CHECK(words[w] == std::uint64_t(kAdds) * (kAdds + 1) / 2, "PE %d's non-blocking adds left %" PRIu64, w,
+                      words[w]);
+        barrier();
+    }
+    s.t->close_domain(own);
 }
 
 void errors(Setup& s) {
@@ -327,6 +387,7 @@ int main(int argc, char** argv) {
                     s.t->describe().c_str());
 
     rma_checks(s, seed);
+    nbi_checks(s, seed);
     errors(s);
     atomics(s, seed);
 

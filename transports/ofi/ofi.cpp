@@ -594,7 +594,7 @@ Result<void> Ofi::rma(const Post& how, bool is_put, int pe, int space, std::uint
 Result<std::uint64_t> Ofi::amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                                std::uint64_t operand, std::uint64_t cond, bool fetch) {
     std::uint64_t old = 0; // the low `width` bytes (little-endian)
-    if (auto r = amo_on({}, pe, space, offset, op, width, operand, cond, fetch ? &old : nullptr); !r) return r.error();
+    if (auto r = amo_on({}, pe, space, offset, op, width, operand, cond, returns_old(op, fetch) ? &old : nullptr); !r) return r.error();
     return old;
 }
 

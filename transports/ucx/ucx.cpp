@@ -91,7 +91,7 @@ struct Lane final : Domain {
     std::vector<std::array<ucp_rkey_h, kSegments>> rkeys;
     // Non-blocking requests whose callbacks have not run yet, and what the first failed one said
     // (both under mu: callbacks run inside ucp_worker_progress, which is called under it).
-    std::size_t pending = 0;
+    std::atomic<std::size_t> pending{0};
     std::string error;
 };
 
@@ -116,13 +116,13 @@ void note_failure(Lane& l, ucs_status_t s) {
 void on_rma_done(void* req, ucs_status_t s, void* user) {
     Lane& l = *static_cast<Lane*>(user);
     note_failure(l, s);
-    --l.pending;
+    l.pending.fetch_sub(1, std::memory_order_relaxed);
     ucp_request_free(req);
 }
 void on_amo_done(void* req, ucs_status_t s, void* user) {
     auto* box = static_cast<AmoBox*>(user);
     note_failure(*box->lane, s);
-    --box->lane->pending;
+    box->lane->pending.fetch_sub(1, std::memory_order_relaxed);
     ucp_request_free(req);
     delete box;
 }
@@ -153,7 +153,7 @@ public:
     Result<std::uint64_t> amo(int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                               std::uint64_t operand, std::uint64_t cond, bool fetch) override {
         std::uint64_t old = 0; // the low `width` bytes (little-endian)
-        if (auto r = amo_on({}, pe, space, offset, op, width, operand, cond, fetch ? &old : nullptr); !r)
+        if (auto r = amo_on({}, pe, space, offset, op, width, operand, cond, returns_old(op, fetch) ? &old : nullptr); !r)
             return r.error();
         return old;
     }
@@ -386,8 +386,11 @@ void Ucx::progress_loop() {
         bool again = false;
         std::int64_t sleep_ns = 100'000'000;
         auto serve = [&](Lane& l) {
+            // Non-blocking operations in flight move only when someone progresses the worker
+            // (over tcp a get's data, the rest of a large put), also while the application
+            // computes: then this thread does not stand back.
             const std::int64_t since = now_ns() - l.app_ns.load(std::memory_order_relaxed);
-            if (since < kStandBack) {
+            if (since < kStandBack && l.pending.load(std::memory_order_relaxed) == 0) {
                 sleep_ns = std::min(sleep_ns, kStandBack - since);
                 return;
             }
@@ -606,7 +609,7 @@ Result<void> Ucx::rma(const Post& how, bool is_put, int pe, int space, std::uint
                      : ucp_get_nbx(ep, buf, n, (*r)->base + offset, key, &prm);
         if (how.nbi) {
             if (UCS_PTR_IS_ERR(req)) return ucx_error(what, UCS_PTR_STATUS(req));
-            if (UCS_PTR_IS_PTR(req)) ++l.pending; // its callback counts it done
+            if (UCS_PTR_IS_PTR(req)) l.pending.fetch_add(1, std::memory_order_relaxed); // its callback counts it done
             return {};
         }
     }
@@ -658,7 +661,7 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
         req = ucp_atomic_op_nbx(l.eps[p], uop, &box->operand, 1, (*r)->base + offset, l.rkeys[p][space], &prm);
         if (how.nbi) {
             if (UCS_PTR_IS_PTR(req)) {
-                ++l.pending; // its callback counts it done and frees the box
+                l.pending.fetch_add(1, std::memory_order_relaxed); // its callback counts it done and frees the box
                 return {};
             }
             delete box;
@@ -688,7 +691,7 @@ Result<void> Ucx::quiet_on(Domain* d) {
     if (auto r = complete(l, req, "flush"); !r) return r;
     // The flush completed every operation; their callbacks (which count them and free their
     // state) run in the progress calls that follow.
-    wait(l, [&] { return l.pending == 0; });
+    wait(l, [&] { return l.pending.load(std::memory_order_relaxed) == 0; });
     auto lk = lock(l);
     if (!l.error.empty())
         return Error{fmt::format("UCX: a non-blocking operation failed: {}", std::exchange(l.error, {}))};
