@@ -26,12 +26,33 @@
  *            (8 B .. 32 KiB, powers of 8), every PE looping, two pSync arrays in turn
  *            (the OpenSHMEM 1.4 active-set routines: every implementation has them)
  *
+ * Two more, not in "all" (they answer other questions than the tables above and
+ * would lengthen the default run); ask for them with --test:
+ *
+ *   overlap  how much of OVERLAP_OPS non-blocking transfers of OVERLAP_SIZE bytes
+ *            (distinct slots on both sides) proceeds while PE 0 computes: PE 0
+ *            posts them (shmem_getmem_nbi, then in a second row shmem_putmem_nbi),
+ *            runs a busy loop on private data, then calls shmem_quiet. Measured
+ *            apart: T, the transfers alone (post + quiet); C, the loop alone,
+ *            calibrated beforehand so that C is about T; total, the two together.
+ *            overlap = 1 - (total - max(C, T)) / min(C, T): 1 when the transfers
+ *            progress entirely behind the loop, 0 when they wait for the quiet
+ *            (nothing is clamped, noise can take it a little past either end).
+ *            One repetition times T, C and total in turn, so that drift touches
+ *            all three alike; the figures are medians over as many repetitions as
+ *            fit TARGET_SECONDS (times scale; at least OVERLAP_MIN_REPS).
+ *   nbirate  message rate of 8-byte shmem_putmem_nbi and shmem_getmem_nbi, one
+ *            shmem_quiet per NBI_WINDOW operations (distinct 8-byte slots), and for
+ *            reference of NBI_WINDOW blocking 8-byte shmem_getmem (Mops/s, and the
+ *            mean time per operation in us), then get_nbi rate / blocking get rate
+ *
  * Each measurement warms up (doubling batches until 10 ms have passed), then
  * runs min(cap(size), TARGET_SECONDS / estimated time) iterations, where
  * cap(size) is 1e6 up to 4 KiB and 4 GiB / size above; --iters-scale
  * multiplies both the cap and the time target. Results are means over the
- * timed iterations (CLOCK_MONOTONIC). Every size is checked once for
- * correctness after it is timed; a wrong result makes the exit status 1.
+ * timed iterations (CLOCK_MONOTONIC; overlap's are medians, as above). Every
+ * size is checked once for correctness after it is timed, with data no timed
+ * run wrote where the test writes data; a wrong result makes the exit status 1.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* sysconf(_SC_LEVEL3_CACHE_SIZE), a glibc extension */
@@ -62,6 +83,9 @@
 #define TEST_ALLTOALL 256u
 #define TEST_COLL (TEST_BCAST | TEST_REDUCE | TEST_FCOLLECT | TEST_ALLTOALL)
 #define TEST_ALL (TEST_PUT | TEST_GET | TEST_BW | TEST_AMO | TEST_BARRIER | TEST_COLL)
+/* Not in TEST_ALL: these two run only when --test names them. */
+#define TEST_OVERLAP 512u
+#define TEST_NBIRATE 1024u
 
 #define MIN_SIZE ((size_t)8)
 #define DEFAULT_MAX_SIZE ((size_t)4 << 20)
@@ -71,6 +95,13 @@
 #define SMALL_CAP 1000000.0  /* iterations for sizes up to 4 KiB */
 #define BYTES_CAP 4294967296.0
 #define COLL_MAX_SIZE ((size_t)32 << 10) /* largest per-PE size of the collective tests */
+#define OVERLAP_OPS 16       /* non-blocking transfers per overlap measurement */
+#define OVERLAP_SIZE ((size_t)64 << 10) /* bytes of each */
+#define OVERLAP_MIN_REPS 11  /* medians of fewer would follow single outliers */
+#define OVERLAP_MAX_REPS 100000.0
+#define COMPUTE_STEPS 64     /* xorshift steps in one unit of the overlap test's compute loop */
+#define CALIBRATE_SECONDS 0.001
+#define NBI_WINDOW 64        /* nbi operations per shmem_quiet in the rate test */
 
 struct options {
     unsigned tests;
@@ -101,6 +132,15 @@ static long g_amo_last;      /* value the last fetch-add returned */
 static int g_failed;
 static int g_me;
 static const struct options *g_opt;
+static char *g_ovl_remote;   /* overlap: OVERLAP_OPS slots on the target (symmetric) */
+static char *g_ovl_local;    /* overlap: the same on PE 0 (private): get destination, put source */
+static int g_ovl_put;        /* overlap row: shmem_putmem_nbi (1) or shmem_getmem_nbi (0) */
+static long g_ovl_units;     /* compute units that take about as long as the transfers */
+static volatile uint64_t g_sink; /* keeps the compute loop's result, so the loop stays */
+enum rate_op { RATE_PUT_NBI, RATE_GET_NBI, RATE_GET };
+static enum rate_op g_rate_op;
+static uint64_t *g_rate_remote;            /* nbirate: NBI_WINDOW words on the target (symmetric) */
+static uint64_t g_rate_local[NBI_WINDOW];  /* nbirate: PE 0's source or destination */
 
 typedef void (*kernel_fn)(long n);
 
@@ -155,6 +195,63 @@ static void kernel_barrier_set(long n)
 {
     for (long i = 0; i < n; i++)
         shmem_barrier(0, 0, g_npes, g_psync[i & 1]);
+}
+
+/* Posts the overlap test's OVERLAP_OPS transfers, one slot each. */
+static void overlap_post(void)
+{
+    for (int s = 0; s < OVERLAP_OPS; s++) {
+        const size_t off = (size_t)s * OVERLAP_SIZE;
+        if (g_ovl_put)
+            shmem_putmem_nbi(g_ovl_remote + off, g_ovl_local + off, OVERLAP_SIZE, g_target);
+        else
+            shmem_getmem_nbi(g_ovl_local + off, g_ovl_remote + off, OVERLAP_SIZE, g_target);
+    }
+}
+
+static void kernel_overlap_transfer(long n)
+{
+    for (long i = 0; i < n; i++) {
+        overlap_post();
+        shmem_quiet();
+    }
+}
+
+/* The overlap test's computation: a xorshift chain, which the compiler can neither vectorize
+ * nor fold and which touches no memory, so it does not compete with the transfers for memory
+ * bandwidth (what is measured is whether the transfers progress, not how two copies share a bus). */
+static void compute(long units)
+{
+    uint64_t x = g_sink | 1u;
+    for (long i = 0; i < units * COMPUTE_STEPS; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    g_sink = x;
+}
+
+static void kernel_rate(long n)
+{
+    const size_t w8 = sizeof(uint64_t);
+    for (long i = 0; i < n; i++) {
+        switch (g_rate_op) {
+        case RATE_PUT_NBI:
+            for (int w = 0; w < NBI_WINDOW; w++)
+                shmem_putmem_nbi(&g_rate_remote[w], &g_rate_local[w], w8, g_target);
+            shmem_quiet();
+            break;
+        case RATE_GET_NBI:
+            for (int w = 0; w < NBI_WINDOW; w++)
+                shmem_getmem_nbi(&g_rate_local[w], &g_rate_remote[w], w8, g_target);
+            shmem_quiet();
+            break;
+        default:
+            for (int w = 0; w < NBI_WINDOW; w++)
+                shmem_getmem(&g_rate_local[w], &g_rate_remote[w], w8, g_target);
+            break;
+        }
+    }
 }
 
 /* One collective call (g_coll, g_size bytes per PE); k picks the pSync array. */
@@ -247,10 +344,15 @@ static void section(const char *title, const char *unit, const char *iters_label
     fflush(stdout);
 }
 
+static void csv_row(const char *test, size_t size, double value, const char *unit)
+{
+    printf("%s,%zu,%.4f,%s\n", test, size, value, unit);
+}
+
 static void report(const char *test, size_t size, double value, const char *unit, long iters)
 {
     if (g_opt->csv) {
-        printf("%s,%zu,%.4f,%s\n", test, size, value, unit);
+        csv_row(test, size, value, unit);
     } else {
         char sz[32];
         if (size == 0)
@@ -492,6 +594,207 @@ static void test_coll(unsigned test, const char *name, const char *title)
     }
 }
 
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v. */
+static double median(double *v, long n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return (n % 2) ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/* Seconds one compute unit takes: the best of three runs of at least CALIBRATE_SECONDS, so that a
+ * run the scheduler interrupted does not shorten the loop. */
+static double compute_seconds_per_unit(void)
+{
+    double best = 0.0;
+    for (int k = 0; k < 3; k++) {
+        long units = 1;
+        double el;
+        for (;;) {
+            double t0 = now_seconds();
+            compute(units);
+            el = now_seconds() - t0;
+            if (el >= CALIBRATE_SECONDS)
+                break;
+            units *= 2;
+        }
+        if (k == 0 || el / (double)units < best)
+            best = el / (double)units;
+    }
+    return best;
+}
+
+/* Transfers, computation and both together, then one checked run with fresh data. */
+static void overlap_row(int put)
+{
+    const char *name = put ? "put_nbi" : "get_nbi";
+    g_ovl_put = put;
+    long warm_cap = (long)(OVERLAP_MAX_REPS * g_opt->scale / 4.0);
+    const double t_mean = warm_up(kernel_overlap_transfer, warm_cap < 1 ? 1 : warm_cap);
+    /* A repetition takes T + C + total, about 4 T (total lies between T and 2 T when C = T). */
+    long reps = plan_iterations(4.0 * t_mean, OVERLAP_MAX_REPS);
+    if (reps < OVERLAP_MIN_REPS)
+        reps = OVERLAP_MIN_REPS;
+    double *xfer = malloc(3 * (size_t)reps * sizeof *xfer);
+    if (xfer == NULL) {
+        fail("overlap", OVERLAP_SIZE, "out of memory for the samples");
+        return;
+    }
+    double *comp = xfer + reps, *both = comp + reps;
+    /* The loop is sized on a median of T, not on the warm-up's mean, which one slow transfer
+     * (a TCP retransmission, a preempted PE) can stretch well past the typical one. */
+    for (long r = 0; r < OVERLAP_MIN_REPS; r++) {
+        double t0 = now_seconds();
+        kernel_overlap_transfer(1);
+        xfer[r] = now_seconds() - t0;
+    }
+    g_ovl_units = (long)(median(xfer, OVERLAP_MIN_REPS) / compute_seconds_per_unit() + 0.5);
+    if (g_ovl_units < 1)
+        g_ovl_units = 1;
+    for (long r = 0; r < reps; r++) {
+        double t0 = now_seconds();
+        overlap_post();
+        shmem_quiet();
+        double t1 = now_seconds();
+        compute(g_ovl_units);
+        double t2 = now_seconds();
+        overlap_post();
+        compute(g_ovl_units);
+        shmem_quiet();
+        double t3 = now_seconds();
+        xfer[r] = t1 - t0;
+        comp[r] = t2 - t1;
+        both[r] = t3 - t2;
+    }
+    const double t = median(xfer, reps), c = median(comp, reps), total = median(both, reps);
+    free(xfer);
+    const double hi = t > c ? t : c, lo = t > c ? c : t;
+    const double overlap = 1.0 - (total - hi) / lo;
+    if (g_opt->csv) {
+        char test[48];
+        snprintf(test, sizeof test, "overlap_%s", name);
+        csv_row(test, OVERLAP_SIZE, overlap, "ratio");
+        snprintf(test, sizeof test, "overlap_%s_transfer", name);
+        csv_row(test, OVERLAP_SIZE, t * 1e6, "us");
+        snprintf(test, sizeof test, "overlap_%s_compute", name);
+        csv_row(test, OVERLAP_SIZE, c * 1e6, "us");
+        snprintf(test, sizeof test, "overlap_%s_total", name);
+        csv_row(test, OVERLAP_SIZE, total * 1e6, "us");
+    } else {
+        printf("%12s %10.2f %14.3f %14.3f %14.3f %10ld\n", name, overlap, t * 1e6, c * 1e6, total * 1e6, reps);
+    }
+    fflush(stdout);
+
+    /* The check: a pattern no timed run wrote, through the same post, compute, quiet. */
+    const size_t bytes = (size_t)OVERLAP_OPS * OVERLAP_SIZE;
+    const unsigned seed = put ? 0x3e1au : 0x3e2bu;
+    for (int s = 0; s < OVERLAP_OPS; s++)
+        fill(g_ovl_local + (size_t)s * OVERLAP_SIZE, OVERLAP_SIZE, seed + (unsigned)s);
+    if (!put) {
+        shmem_putmem(g_ovl_remote, g_ovl_local, bytes, g_target);
+        shmem_quiet();
+        memset(g_ovl_local, 0, bytes);
+    }
+    overlap_post();
+    compute(g_ovl_units);
+    shmem_quiet();
+    if (put) {
+        memset(g_ovl_local, 0, bytes);
+        shmem_getmem(g_ovl_local, g_ovl_remote, bytes, g_target);
+    }
+    for (int s = 0; s < OVERLAP_OPS; s++)
+        if (!matches(g_ovl_local + (size_t)s * OVERLAP_SIZE, OVERLAP_SIZE, seed + (unsigned)s)) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "%s: slot %d does not hold the data transferred", name, s);
+            fail("overlap", OVERLAP_SIZE, msg);
+            break;
+        }
+}
+
+static void test_overlap(void)
+{
+    if (!g_opt->csv) {
+        char size[32];
+        format_size(OVERLAP_SIZE, size, sizeof size);
+        printf("\noverlap of %d x %s nbi transfers (then shmem_quiet) with a compute loop as long (medians)\n"
+               "%12s %10s %14s %14s %14s %10s\n",
+               OVERLAP_OPS, size, "op", "overlap", "transfer us", "compute us", "total us", "reps");
+        fflush(stdout);
+    }
+    overlap_row(0);
+    overlap_row(1);
+}
+
+/* One window of g_rate_op with fresh values, checked. */
+static void rate_check(const char *name, unsigned salt)
+{
+    uint64_t want[NBI_WINDOW];
+    for (int w = 0; w < NBI_WINDOW; w++)
+        want[w] = coll_word(g_target, (size_t)w, salt);
+    if (g_rate_op == RATE_PUT_NBI) {
+        memcpy(g_rate_local, want, sizeof want);
+        kernel_rate(1);
+        memset(g_rate_local, 0, sizeof g_rate_local);
+        shmem_getmem(g_rate_local, g_rate_remote, sizeof g_rate_local, g_target);
+    } else {
+        shmem_putmem(g_rate_remote, want, sizeof want, g_target);
+        shmem_quiet();
+        memset(g_rate_local, 0, sizeof g_rate_local);
+        kernel_rate(1);
+    }
+    for (int w = 0; w < NBI_WINDOW; w++)
+        if (g_rate_local[w] != want[w]) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "%s: word %d holds the wrong value", name, w);
+            fail("nbirate", sizeof(uint64_t), msg);
+            return;
+        }
+}
+
+/* Returns the operations per second of g_rate_op. */
+static double rate_row(enum rate_op op, const char *name)
+{
+    g_rate_op = op;
+    long iters;
+    const double t = measure(kernel_rate, SMALL_CAP / NBI_WINDOW, &iters); /* seconds per window */
+    const double mops = NBI_WINDOW / t / 1e6, us = t / NBI_WINDOW * 1e6;
+    if (g_opt->csv) {
+        char test[48];
+        snprintf(test, sizeof test, "nbirate_%s", name);
+        csv_row(test, sizeof(uint64_t), mops, "Mops/s");
+        snprintf(test, sizeof test, "nbirate_%s_time", name);
+        csv_row(test, sizeof(uint64_t), us, "us");
+    } else {
+        printf("%12s %14.3f %14.3f %12ld\n", name, mops, us, iters * NBI_WINDOW);
+    }
+    fflush(stdout);
+    rate_check(name, 0x6a7eu + (unsigned)op);
+    return mops * 1e6;
+}
+
+static void test_nbirate(void)
+{
+    if (!g_opt->csv) {
+        printf("\n8-byte message rate (%d operations, then shmem_quiet; get: %d blocking shmem_getmem)\n"
+               "%12s %14s %14s %12s\n",
+               NBI_WINDOW, NBI_WINDOW, "op", "Mops/s", "us/op", "ops");
+        fflush(stdout);
+    }
+    rate_row(RATE_PUT_NBI, "put_nbi");
+    const double nbi = rate_row(RATE_GET_NBI, "get_nbi");
+    const double blocking = rate_row(RATE_GET, "get");
+    if (g_opt->csv)
+        csv_row("nbirate_get_nbi_over_get", sizeof(uint64_t), nbi / blocking, "ratio");
+    else
+        printf("%12s %14.3f %14s %12s\n", "get_nbi/get", nbi / blocking, "(ratio)", "-");
+    fflush(stdout);
+}
+
 static int g_device_heap; /* --device-heap */
 
 /* ---- Options ----------------------------------------------------------------------- */
@@ -505,7 +808,8 @@ static void usage(FILE *f)
             "\n"
             "Options:\n"
             "  --test T          put | get | bw | amo | barrier | bcast | reduce | fcollect |\n"
-            "                    alltoall | all; repeatable (default: all)\n"
+            "                    alltoall | all | overlap | nbirate; repeatable (default: all,\n"
+            "                    which is every test but overlap and nbirate)\n"
             "  --max-size BYTES  largest transfer, suffixes K, M, G (default 4M); sizes are\n"
             "                    the powers of 2 from 8 bytes\n"
             "  --iters-scale F   multiply iteration counts and time budgets by F (default 1)\n"
@@ -517,8 +821,13 @@ static void usage(FILE *f)
             "CSV tests: put_lat, get_lat (us per operation; put includes shmem_quiet),\n"
             "put_bw (MB/s, 1 MB = 1e6 bytes, %d puts per quiet), amo_fadd_lat (us),\n"
             "barrier_lat, barrier_set_lat, barrier_set_first, barrier_all_once (us, size 0), bcast_lat, reduce_lat, fcollect_lat, alltoall_lat\n"
-            "(us per call over all PEs, size in bytes per PE).\n",
-            WINDOW);
+            "(us per call over all PEs, size in bytes per PE);\n"
+            "overlap_get_nbi, overlap_put_nbi (ratio, 1 = the transfers entirely behind the\n"
+            "computation, size %zu: bytes per transfer, %d transfers) with _transfer, _compute,\n"
+            "_total (us, medians); nbirate_put_nbi, nbirate_get_nbi (Mops/s, 8-byte operations,\n"
+            "%d per quiet), nbirate_get (blocking), each with _time (us per operation), and\n"
+            "nbirate_get_nbi_over_get (ratio).\n",
+            WINDOW, OVERLAP_SIZE, OVERLAP_OPS, NBI_WINDOW);
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -602,8 +911,10 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
             else if (strcmp(val, "fcollect") == 0) o->tests |= TEST_FCOLLECT;
             else if (strcmp(val, "alltoall") == 0) o->tests |= TEST_ALLTOALL;
             else if (strcmp(val, "all") == 0) o->tests |= TEST_ALL;
+            else if (strcmp(val, "overlap") == 0) o->tests |= TEST_OVERLAP;
+            else if (strcmp(val, "nbirate") == 0) o->tests |= TEST_NBIRATE;
             else {
-                snprintf(err, errlen, "unknown test '%s' (put, get, bw, amo, barrier, bcast, reduce, fcollect, alltoall, all)", val);
+                snprintf(err, errlen, "unknown test '%s' (put, get, bw, amo, barrier, bcast, reduce, fcollect, alltoall, all, overlap, nbirate)", val);
                 return -1;
             }
         } else if (strcmp(name, "--max-size") == 0) {
@@ -717,6 +1028,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "vkshmem-perf: out of memory\n");
         shmem_global_exit(2);
     }
+    /* The overlap and rate buffers only when those tests run (every PE parses the same options,
+     * so the collective shmem_malloc calls match); zeroed through the API like the others. */
+    const size_t ovl_bytes = (size_t)OVERLAP_OPS * OVERLAP_SIZE;
+    if (opt.tests & TEST_OVERLAP) {
+        g_ovl_remote = symmetric_alloc(ovl_bytes, me, "overlap slots");
+        g_ovl_local = calloc(1, ovl_bytes);
+        if (g_ovl_local == NULL) {
+            fprintf(stderr, "vkshmem-perf: out of memory\n");
+            shmem_global_exit(2);
+        }
+        shmem_putmem(g_ovl_remote, g_ovl_local, ovl_bytes, me);
+    }
+    if (opt.tests & TEST_NBIRATE) {
+        g_rate_remote = symmetric_alloc(sizeof g_rate_local, me, "message-rate slots");
+        shmem_putmem(g_rate_remote, g_rate_local, sizeof g_rate_local, me);
+    }
+    shmem_quiet();
     shmem_barrier_all();
 
     if (me == 0) {
@@ -757,6 +1085,13 @@ int main(int argc, char **argv)
             test_amo();
         shmem_barrier_all();
     }
+    if (opt.tests & (TEST_OVERLAP | TEST_NBIRATE)) {
+        if (me == 0 && (opt.tests & TEST_OVERLAP))
+            test_overlap();
+        if (me == 0 && (opt.tests & TEST_NBIRATE))
+            test_nbirate();
+        shmem_barrier_all();
+    }
     if (opt.tests & TEST_BARRIER) {
         test_barrier();
         shmem_barrier_all();
@@ -773,6 +1108,11 @@ int main(int argc, char **argv)
     shmem_barrier_all();
 
     free(check);
+    if (g_rate_remote != NULL)
+        shmem_free(g_rate_remote);
+    if (g_ovl_remote != NULL)
+        shmem_free(g_ovl_remote);
+    free(g_ovl_local);
     shmem_free(g_cwrk);
     shmem_free(g_cdst);
     shmem_free(g_csrc);
