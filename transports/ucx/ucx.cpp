@@ -93,6 +93,9 @@ struct Lane final : Domain {
     // (both under mu: callbacks run inside ucp_worker_progress, which is called under it).
     std::atomic<std::size_t> pending{0};
     std::string error;
+    // A non-blocking operation was posted since the last flush: UCP may hold (part of) one that
+    // it completed locally at once, to be sent as the worker is progressed.
+    std::atomic<bool> posted{false};
 };
 
 // What a peer handed over at connect(): enough to open another worker's endpoints to it.
@@ -390,7 +393,8 @@ void Ucx::progress_loop() {
             // (over tcp a get's data, the rest of a large put), also while the application
             // computes: then this thread does not stand back.
             const std::int64_t since = now_ns() - l.app_ns.load(std::memory_order_relaxed);
-            if (since < kStandBack && l.pending.load(std::memory_order_relaxed) == 0) {
+            if (since < kStandBack && l.pending.load(std::memory_order_relaxed) == 0 &&
+                !l.posted.load(std::memory_order_relaxed)) {
                 sleep_ns = std::min(sleep_ns, kStandBack - since);
                 return;
             }
@@ -543,8 +547,14 @@ void Ucx::nap(long ns) {
 }
 
 template <class Done> void Ucx::wait(Lane& l, Done&& done) {
+    // How long to spin before sleeping on the worker's events: a round trip over tcp on one host
+    // takes 10-20 us, and a PE that sleeps for each one gets both PEs scheduled on one core (the
+    // 8-byte get took 11 or 35-65 us from run to run at 2 PEs on 2 cores; spinning this long
+    // keeps it at the low end). None where this node's PEs outnumber the CPUs (core/wait.hpp).
+    const std::int64_t spin_until = now_ns() + (g_state.spin_before_yield > 0 ? 50'000 : 0);
     for (std::int64_t spins = 0;; ++spins) {
-        l.app_ns.store(now_ns(), std::memory_order_relaxed);
+        const std::int64_t t = now_ns();
+        l.app_ns.store(t, std::memory_order_relaxed);
         bool armed = false;
         {
             auto lk = lock(l);
@@ -554,7 +564,7 @@ template <class Done> void Ucx::wait(Lane& l, Done&& done) {
             // it at once) rather than yield: while other programs hold the CPUs a yield costs a
             // time slice per round trip (a contended atomic took 7x as long, bench notes in
             // transports/ucx/README.md). Not armed (UCS_ERR_BUSY): more to progress right away.
-            if (spins > 64) armed = ucp_worker_arm(l.worker) == UCS_OK;
+            if (spins > 64 && t > spin_until) armed = ucp_worker_arm(l.worker) == UCS_OK;
         }
         if (armed) {
             pollfd pf{l.efd, POLLIN, 0};
@@ -609,6 +619,9 @@ Result<void> Ucx::rma(const Post& how, bool is_put, int pe, int space, std::uint
                      : ucp_get_nbx(ep, buf, n, (*r)->base + offset, key, &prm);
         if (how.nbi) {
             if (UCS_PTR_IS_ERR(req)) return ucx_error(what, UCS_PTR_STATUS(req));
+            // The first since the last flush wakes the progress thread, which may sleep on the
+            // worker's events while nothing arrives to move what UCP holds.
+            if (!l.posted.exchange(true, std::memory_order_relaxed)) wake_progress();
             if (UCS_PTR_IS_PTR(req)) l.pending.fetch_add(1, std::memory_order_relaxed); // its callback counts it done
             return {};
         }
@@ -686,6 +699,7 @@ Result<void> Ucx::quiet_on(Domain* d) {
     ucs_status_ptr_t req;
     {
         auto lk = lock(l);
+        l.posted.store(false, std::memory_order_relaxed);
         req = ucp_worker_flush_nbx(l.worker, &prm);
     }
     if (auto r = complete(l, req, "flush"); !r) return r;
