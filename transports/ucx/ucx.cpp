@@ -400,6 +400,7 @@ void Ucx::progress_loop() {
             }
             ucs_status_t armed = UCS_OK;
             bool yielded = false;
+            const bool busy = l.pending.load(std::memory_order_relaxed) != 0 || l.posted.load(std::memory_order_relaxed);
             {
                 std::lock_guard lk(l.mu);
                 // At most 64 calls per hold: a stream of incoming operations must not keep the
@@ -416,9 +417,12 @@ void Ucx::progress_loop() {
                         break;
                     }
                 }
-                if (!yielded) armed = ucp_worker_arm(l.worker);
+                if (!yielded && !busy) armed = ucp_worker_arm(l.worker);
             }
-            if (yielded || armed == UCS_ERR_BUSY) again = true; // more arrived meanwhile
+            // More arrived meanwhile, or this PE's own non-blocking operations are in flight:
+            // they move as fast as the worker is progressed (a get over tcp as each segment of
+            // its data is read), so this thread polls rather than waits for an event per segment.
+            if (yielded || busy || armed == UCS_ERR_BUSY) again = true;
             else fds.push_back(pollfd{l.efd, POLLIN, 0});
         };
         serve(main_);
