@@ -320,6 +320,9 @@ void Proxy::run() {
     while (!stop_.load(std::memory_order_acquire)) {
         check_cmd_error();
         const bool served = serve_one();
+        // Nothing more published for now: the puts served since the last settle go to the device
+        // as one batch (one copy submission for all of them), and their slots free.
+        if (!served) settle();
         if (inbox_.serve() || served) {
             idle = 0;
             continue;
@@ -332,6 +335,7 @@ void Proxy::run() {
             inbox_.sleep(nap_us, active_);
         }
     }
+    settle();
 }
 
 bool Proxy::serve_one() {
@@ -375,7 +379,13 @@ bool Proxy::serve_one() {
         }
     }
     char* payload = base_ + at_.payload + slot * VKSHMEM_RING_PAYLOAD_BYTES;
-    execute(&run, payload);
+    // A plain put is posted non-blocking and its tickets complete at the next settle(): the
+    // puts of a shader's bulk transfer (pieces of many workgroups, seldom contiguous) then cost
+    // one device copy submission per batch, not one each. Anything else first completes the
+    // puts before it, which it may depend on (a get or AMO of the same data, a signal, a quiet).
+    const bool defer = run.op == VKSHMEM_OP_PUT;
+    if (!defer) settle();
+    execute(&run, payload, defer);
     next_ = first + n;
     served_.fetch_add(n, std::memory_order_relaxed);
     last_served_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -383,20 +393,39 @@ bool Proxy::serve_one() {
                               .count(),
                           std::memory_order_relaxed);
     VKSHMEM_TRACE("proxy: tickets {}..{}: op {}, {} bytes, PE {}", first, first + n - 1, run.op, run.bytes, run.pe);
-    at<std::uint32_t>(base_, at_.ring + offsetof(vkshmem_ring_layout, completed))
-        .store(first + n, std::memory_order_release);
+    if (defer) {
+        deferring_ = true;
+        deferred_ = first + n;
+        // A full ring waits for these slots: complete them now rather than after the next poll.
+        if (deferred_ - completed_ >= VKSHMEM_RING_SLOTS / 2) settle();
+        return true;
+    }
+    complete(first + n, run.op, slot, run.bytes);
+    return true;
+}
+
+void Proxy::settle() {
+    if (!deferring_) return;
+    deferring_ = false;
+    rma::quiet("shader request (proxy)");
+    complete(deferred_, VKSHMEM_OP_PUT, 0, 0);
+}
+
+void Proxy::complete(std::uint32_t upto, std::uint32_t op, std::size_t slot, std::size_t bytes) {
+    completed_ = upto;
+    at<std::uint32_t>(base_, at_.ring + offsetof(vkshmem_ring_layout, completed)).store(upto, std::memory_order_release);
     if (ans_) {
-        if (run.op == VKSHMEM_OP_GET || run.op == VKSHMEM_OP_AMO)
-            std::memcpy(ans_ + kAnswersAt + slot * VKSHMEM_RING_PAYLOAD_BYTES, payload,
-                        run.op == VKSHMEM_OP_GET ? run.bytes : sizeof(std::uint64_t));
+        if (op == VKSHMEM_OP_GET || op == VKSHMEM_OP_AMO)
+            std::memcpy(ans_ + kAnswersAt + slot * VKSHMEM_RING_PAYLOAD_BYTES,
+                        base_ + at_.payload + slot * VKSHMEM_RING_PAYLOAD_BYTES,
+                        op == VKSHMEM_OP_GET ? bytes : sizeof(std::uint64_t));
         // The answers before `completed`: the mapping is write-combined, whose
         // stores a release store does not order; a full fence does.
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        at<std::uint32_t>(ans_, 0).store(first + n, std::memory_order_release);
+        at<std::uint32_t>(ans_, 0).store(upto, std::memory_order_release);
         std::atomic_thread_fence(std::memory_order_seq_cst); // and out of the write-combining buffer now
     }
     cross_process_release();
-    return true;
 }
 
 char* Proxy::host_address(std::uint64_t addr, const char* call) const {
@@ -408,7 +437,7 @@ char* Proxy::host_address(std::uint64_t addr, const char* call) const {
     fatal(call, "a shader passed device address {:#x}, which is in neither heap of PE {}", addr, g_state.my_pe);
 }
 
-void Proxy::execute(const void* request, char* payload) {
+void Proxy::execute(const void* request, char* payload, bool nbi) {
     vkshmem_request_layout r;
     std::memcpy(&r, request, sizeof r);
     static constexpr const char* call = "shader request (proxy)";
@@ -416,8 +445,12 @@ void Proxy::execute(const void* request, char* payload) {
     switch (r.op) {
     case VKSHMEM_OP_PUT:
     case VKSHMEM_OP_PUT_SIGNAL:
-        rma::put(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes, r.pe,
-                 call);
+        if (nbi)
+            rma::put_nbi(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes,
+                         r.pe, call);
+        else
+            rma::put(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes,
+                     r.pe, call);
         if (r.op == VKSHMEM_OP_PUT_SIGNAL) {
             // put_signal: the data is delivered before the signal.
             std::atomic_thread_fence(std::memory_order_seq_cst);

@@ -58,8 +58,14 @@ private:
     Proxy(VulkanDevice& dev, SymmetricMemory& mem) : dev_(dev), mem_(mem), inbox_(dev, mem) {}
     void run();
     bool serve_one();
+    // Completes the puts served since the last call (posted non-blocking) and publishes their
+    // tickets as completed.
+    void settle();
+    // Publishes tickets up to `upto` as completed (the answers of a get or AMO at `slot` first).
+    void complete(std::uint32_t upto, std::uint32_t op, std::size_t slot, std::size_t bytes);
     void check_cmd_error();
-    void execute(const void* request, char* payload);
+    // nbi: a put may still be in flight when it returns (until settle()).
+    void execute(const void* request, char* payload, bool nbi = false);
     // The host address of the symmetric object at device address `addr` of this PE.
     char* host_address(std::uint64_t addr, const char* call) const;
 
@@ -80,6 +86,10 @@ private:
         std::size_t state, peers, ring, requests, payload, hlsl_map, mailboxes, teams, team_stride, total;
     } at_{};
     std::uint32_t next_ = 0; // next ticket to serve
+    // Served puts whose completion settle() publishes: the tickets below deferred_, if deferring.
+    bool deferring_ = false;
+    std::uint32_t deferred_ = 0;
+    std::uint32_t completed_ = 0; // the tickets last published as completed
     std::atomic<bool> stop_{false};
     std::atomic<int> active_{0};
     std::atomic<std::uint64_t> served_{0};

@@ -67,7 +67,13 @@ Result<void> VulkanDevice::submit_copy_cmd() {
 Result<void> VulkanDevice::settle_copy() {
     if (!copy_pending_) return {};
     copy_pending_ = false;
-    const VkResult r = vkWaitForFences(device_, 1, &copy_.fence, VK_TRUE, UINT64_MAX);
+    // A small copy on a GPU is done within tens of microseconds: poll the fence for a while before
+    // a blocking wait, which may sleep until an interrupt. On a CPU driver the copy runs on this
+    // CPU's threads, which a poll would only hold up.
+    VkResult r = VK_NOT_READY;
+    if (!is_cpu())
+        for (int i = 0; i < 2000 && r == VK_NOT_READY; ++i) r = vkGetFenceStatus(device_, copy_.fence);
+    if (r == VK_NOT_READY) r = vkWaitForFences(device_, 1, &copy_.fence, VK_TRUE, UINT64_MAX);
     vkResetFences(device_, 1, &copy_.fence);
     vkResetCommandBuffer(copy_.cmd, 0);
     if (r != VK_SUCCESS) return make_error(vk_result_name(r), r);

@@ -43,9 +43,11 @@ void die(const char* what) {
     shmem_global_exit(1);
 }
 
-// Raw vkCmdCopyBuffer from host-visible memory into device-local memory on
-// the runtime's device: the ceiling for a host put into a device heap.
-double raw_host_to_device_gbps(std::size_t bytes, int reps) {
+// Raw vkCmdCopyBuffer into device-local memory on the runtime's device, from
+// host-visible memory (from_host: the ceiling for a host put into a device
+// heap) or from other device-local memory (the driver's device copy, one of the
+// two a shader put is measured against).
+double raw_copy_gbps(std::size_t bytes, int reps, bool from_host) {
     VkDevice dev = vkshmemx_vk_device();
     VkPhysicalDevice pd = vkshmemx_vk_physical_device();
     std::uint32_t family = 0;
@@ -77,8 +79,11 @@ double raw_host_to_device_gbps(std::size_t bytes, int reps) {
     };
     VkBuffer hb, db;
     VkDeviceMemory hm, dm;
-    make(VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, hb, hm);
+    if (from_host)
+        make(VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+             VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, hb, hm);
+    else
+        make(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, hb, hm);
     make(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, db, dm);
     VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pci.queueFamilyIndex = family;
@@ -235,11 +240,14 @@ int main(int argc, char** argv) {
         const double copy_gbps = bytes / time_dispatch(copy, 1024, cp, reps) / 1e9;
         vkshmemx_kernel_destroy(copy);
         row_gbps("compute-shader copy, device heap -> device heap (raw)", copy_gbps, 0);
+        const double d2d_gbps = raw_copy_gbps(bytes, reps, false);
+        row_gbps("vkCmdCopyBuffer device-local -> device-local (raw)", d2d_gbps, 0);
         const PutPush pp{vkshmemx_device_state(), vkshmemx_device_address(ddst), vkshmemx_device_address(dsrc), bytes,
                          peer, 0};
         auto* put = kernel(put_comp_spv, sizeof put_comp_spv, 40);
-        row_gbps("shader putmem_wg into the peer's device heap", bytes / time_dispatch(put, 1024, pp, reps) / 1e9,
-                 copy_gbps);
+        const double put_gbps = bytes / time_dispatch(put, 1024, pp, reps) / 1e9;
+        row_gbps("shader putmem_wg into the peer's device heap", put_gbps, copy_gbps);
+        row_gbps("  the same, of vkCmdCopyBuffer device -> device", put_gbps, d2d_gbps);
         vkshmemx_kernel_destroy(put);
         std::fflush(stdout);
 
@@ -257,7 +265,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
         }
 
-        const double raw_h2d = raw_host_to_device_gbps(bytes, reps);
+        const double raw_h2d = raw_copy_gbps(bytes, reps, true);
         double t_hput = 1e30;
         for (int r = 0; r < reps + 1; ++r) {
             double t0 = now();
@@ -273,9 +281,19 @@ int main(int argc, char** argv) {
             shmem_quiet();
         }
         const double t_small = (now() - t0) / small;
+        // 8-byte put_nbi, 64 to a quiet: batched into one device copy submission where the
+        // peer's device heap is reached by copies.
+        const int window = 64, rounds = 200;
+        t0 = now();
+        for (int r = 0; r < rounds; ++r) {
+            for (int i = 0; i < window; ++i) shmem_putmem_nbi(reinterpret_cast<char*>(ddst) + 8 * i, &v, 8, peer);
+            shmem_quiet();
+        }
+        const double t_nbi = (now() - t0) / (rounds * window);
         row_gbps("vkCmdCopyBuffer host-visible -> device-local (raw)", raw_h2d, 0);
         row_gbps("host putmem, host heap -> peer's device heap", bytes / t_hput / 1e9, raw_h2d);
         std::printf("%-58s %9.3f us\n", "8-byte host put + quiet into the peer's device heap", t_small * 1e6);
+        std::printf("%-58s %9.3f us\n", "8-byte host put_nbi into it, 64 per quiet (per put)", t_nbi * 1e6);
     }
     shmem_barrier_all();
     shmem_free(flag);
