@@ -428,6 +428,22 @@ void Proxy::complete(std::uint32_t upto, std::uint32_t op, std::size_t slot, std
     cross_process_release();
 }
 
+bool Proxy::put_by_copy(int pe, char* target, char* payload, std::size_t n) {
+    // A target that only device copies reach (a same-GPU peer's device heap, which no CPU maps;
+    // a BAR beyond VKSHMEM_BAR_PUT_MAX): one region of the batch, straight from the ring's
+    // payload, which the device reads where the shader wrote it (no CPU copy into staging).
+    const int s = space_of(target);
+    if (s < 0 || !block_.buffer) return false;
+    const Route route = g_state.space[s].route[pe];
+    if (route != Route::None && !(route == Route::BarWrite && n > g_state.bar_put_max)) return false;
+    const DeviceMemory* m = mem_.device_memory(pe, static_cast<Space>(s));
+    if (!m || !m->buffer) return false;
+    const std::size_t off = reinterpret_cast<std::uintptr_t>(target) - g_state.space[s].lo;
+    if (auto r = dev_.copy_nbi(*m, off, block_, static_cast<std::size_t>(payload - base_), n); !r)
+        fatal("shader request (proxy)", "{}", r.error().message);
+    return true;
+}
+
 char* Proxy::host_address(std::uint64_t addr, const char* call) const {
     for (Space s : {kHostHeap, kDeviceHeap}) {
         const std::uint64_t base = mem_.device_address(g_state.my_pe, s);
@@ -445,6 +461,7 @@ void Proxy::execute(const void* request, char* payload, bool nbi) {
     switch (r.op) {
     case VKSHMEM_OP_PUT:
     case VKSHMEM_OP_PUT_SIGNAL:
+        if (nbi && put_by_copy(r.pe, target, payload, r.bytes)) break;
         if (nbi)
             rma::put_nbi(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes,
                          r.pe, call);

@@ -66,6 +66,9 @@ private:
     void check_cmd_error();
     // nbi: a put may still be in flight when it returns (until settle()).
     void execute(const void* request, char* payload, bool nbi = false);
+    // Posts a put of `n` payload bytes to `target` on `pe` as a device copy from the ring, where
+    // only device copies reach it; false otherwise.
+    bool put_by_copy(int pe, char* target, char* payload, std::size_t n);
     // The host address of the symmetric object at device address `addr` of this PE.
     char* host_address(std::uint64_t addr, const char* call) const;
 

@@ -39,9 +39,47 @@ void VulkanDevice::open_batch() {
 
 Result<void> VulkanDevice::flush_batch() {
     if (!batch_open_) return {};
+    record_regions();
     batch_open_ = false;
     batch_staged_ = 0;
     return submit_copy_cmd();
+}
+
+void VulkanDevice::record_regions() {
+    if (batch_regions_.empty()) return;
+    vkCmdCopyBuffer(copy_.cmd, batch_src_, batch_dst_, static_cast<std::uint32_t>(batch_regions_.size()),
+                    batch_regions_.data());
+    batch_regions_.clear();
+}
+
+void VulkanDevice::batch_copy(VkBuffer src, VkBuffer dst, const VkBufferCopy& region) {
+    // The regions of one command must not overlap (their destinations, nor a destination and a
+    // source of the same buffer). A copy that would overlap one of them starts a new command
+    // after a barrier, so the later copy lands last, as its program order says. 256 regions at
+    // most per command keep this check short.
+    auto overlap = [](VkDeviceSize a, VkDeviceSize b, VkDeviceSize n, VkDeviceSize m) { return a < b + m && b < a + n; };
+    bool conflict = false;
+    if (src == batch_src_ && dst == batch_dst_)
+        for (const VkBufferCopy& r : batch_regions_)
+            if (overlap(r.dstOffset, region.dstOffset, r.size, region.size) ||
+                (src == dst && (overlap(r.srcOffset, region.dstOffset, r.size, region.size) ||
+                                overlap(r.dstOffset, region.srcOffset, r.size, region.size)))) {
+                conflict = true;
+                break;
+            }
+    if (src != batch_src_ || dst != batch_dst_ || conflict || batch_regions_.size() >= 256) {
+        record_regions();
+        if (conflict) {
+            VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+            mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+            mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+            vkCmdPipelineBarrier(copy_.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb,
+                                 0, nullptr, 0, nullptr);
+        }
+        batch_src_ = src;
+        batch_dst_ = dst;
+    }
+    batch_regions_.push_back(region);
 }
 
 Result<void> VulkanDevice::drain() {
@@ -163,8 +201,7 @@ Result<void> VulkanDevice::write_nbi(const DeviceMemory& dst, std::size_t dst_of
         if (auto r = drain(); !r) return r;
     if (!batch_open_) open_batch();
     std::memcpy(static_cast<char*>(staging_.mapped) + batch_staged_, src, n);
-    const VkBufferCopy region{batch_staged_, dst_off, n};
-    vkCmdCopyBuffer(copy_.cmd, staging_.buffer, dst.buffer, 1, &region);
+    batch_copy(staging_.buffer, dst.buffer, VkBufferCopy{batch_staged_, dst_off, n});
     batch_staged_ = (batch_staged_ + n + 15) & ~std::size_t{15};
     nbi_pending_.store(true, std::memory_order_relaxed);
     return {};
@@ -175,8 +212,7 @@ Result<void> VulkanDevice::copy_nbi(const DeviceMemory& dst, std::size_t dst_off
     if (!dst.buffer || !src.buffer) return make_error("a device heap has no transfer buffer bound");
     std::lock_guard lk(copy_mu_);
     if (!batch_open_) open_batch();
-    const VkBufferCopy region{src_off, dst_off, n};
-    vkCmdCopyBuffer(copy_.cmd, src.buffer, dst.buffer, 1, &region);
+    batch_copy(src.buffer, dst.buffer, VkBufferCopy{src_off, dst_off, n});
     nbi_pending_.store(true, std::memory_order_relaxed);
     return {};
 }
