@@ -379,6 +379,7 @@ void Ucx::progress_loop() {
     // thread waits on a worker it progresses it itself (a wake-up of this thread would add its
     // latency to every operation), so this thread leaves that worker alone for a while.
     constexpr std::int64_t kStandBack = 1'000'000; // ns
+    constexpr std::int64_t kStepIn = 20'000;
     precise_timers();
     std::vector<pollfd> fds;
     while (!stop_.load(std::memory_order_acquire)) {
@@ -397,16 +398,18 @@ void Ucx::progress_loop() {
             // A thread waiting on the worker progresses it as fast as it can: two would only pass
             // its lock back and forth (16 x 64 KiB of get_nbi + quiet over tcp: 730 us, 420 us
             // for a PE without this thread).
+            // With operations in flight it steps in once the application has left the library
+            // for kStepIn (it computes): while the application posts, polling beside it would
+            // only slow its posts (8-byte put_nbi over tcp: 8.2 us each against 5.8 without).
+            const bool busy = l.pending.load(std::memory_order_relaxed) != 0 || l.posted.load(std::memory_order_relaxed);
             const std::int64_t since = now_ns() - l.app_ns.load(std::memory_order_relaxed);
-            if (l.waiters.load(std::memory_order_relaxed) > 0 ||
-                (since < kStandBack && l.pending.load(std::memory_order_relaxed) == 0 &&
-                 !l.posted.load(std::memory_order_relaxed))) {
-                sleep_ns = std::min(sleep_ns, std::max<std::int64_t>(kStandBack - since, 100'000));
+            const std::int64_t hold_off = busy ? kStepIn : kStandBack;
+            if (l.waiters.load(std::memory_order_relaxed) > 0 || since < hold_off) {
+                sleep_ns = std::min(sleep_ns, std::max<std::int64_t>(hold_off - since, busy ? 10'000 : 100'000));
                 return;
             }
             ucs_status_t armed = UCS_OK;
             bool yielded = false;
-            const bool busy = l.pending.load(std::memory_order_relaxed) != 0 || l.posted.load(std::memory_order_relaxed);
             {
                 std::lock_guard lk(l.mu);
                 // At most 64 calls per hold: a stream of incoming operations must not keep the
@@ -628,6 +631,7 @@ Result<void> Ucx::rma(const Post& how, bool is_put, int pe, int space, std::uint
     ucp_ep_h ep = l.eps[p];
     ucp_rkey_h key = l.rkeys[p][space];
     ucs_status_ptr_t req;
+    if (how.nbi) l.app_ns.store(now_ns(), std::memory_order_relaxed); // the application is here (progress_loop)
     {
         auto lk = lock(l);
         req = is_put ? ucp_put_nbx(ep, buf, n, (*r)->base + offset, key, &prm)
