@@ -44,7 +44,7 @@ inline Target target(const void* addr, std::size_t len, int pe, const char* call
 }
 
 // Routes other than Direct, and local buffers in unmapped memory (slow_path.cpp). nbi: the
-// transfer may still be in flight when it returns (route Network), until the next quiet.
+// transfer may still be in flight when it returns (route Network, device copies), until the next quiet.
 void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call, bool nbi = false);
 void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call, bool nbi = false);
 enum class AmoOp : std::uint8_t { Fetch, Set, Swap, CompareSwap, Add, And, Or, Xor };
