@@ -242,55 +242,45 @@ std::size_t wait_some(T* ivars, std::size_t n, std::size_t* indices, const int* 
 
 // ---- RMA ----------------------------------------------------------------------------
 // A transfer of zero elements is a no-op that looks at none of its arguments: programs pass NULL
-// or private buffers with it (as the collectives and strided forms do below).
+// or private buffers with it (as the collectives and strided forms do below). Transfers to a
+// mapped peer are CPU copies, complete when they return; elsewhere the nbi forms return once the
+// transfer is issued where the route queues work (the network, device copies): the source must
+// stay unchanged, and the destination is filled, by the next quiet of the calling context.
+namespace detail {
+template <class T> void put(T* dest, const T* source, std::size_t nelems, int pe, const char* call, bool nbi) {
+    const std::size_t n = nelems * sizeof(T);
+    if (n == 0) [[unlikely]]
+        return;
+    Target t = target(dest, n, pe, call);
+    if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
+        copy_bytes(t.ptr, source, n);
+        return;
+    }
+    put_slow(t, source, n, pe, call, nbi);
+}
+template <class T> void get(T* dest, const T* source, std::size_t nelems, int pe, const char* call, bool nbi) {
+    const std::size_t n = nelems * sizeof(T);
+    if (n == 0) [[unlikely]]
+        return;
+    Target t = target(source, n, pe, call);
+    if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
+        copy_bytes(dest, t.ptr, n);
+        return;
+    }
+    get_slow(dest, t, n, pe, call, nbi);
+}
+} // namespace detail
 template <class T> void put(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
-    const std::size_t n = nelems * sizeof(T);
-    if (n == 0) [[unlikely]]
-        return;
-    detail::Target t = detail::target(dest, n, pe, call);
-    if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
-        detail::copy_bytes(t.ptr, source, n);
-        return;
-    }
-    detail::put_slow(t, source, n, pe, call);
+    detail::put(dest, source, nelems, pe, call, false);
 }
-
 template <class T> void get(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
-    const std::size_t n = nelems * sizeof(T);
-    if (n == 0) [[unlikely]]
-        return;
-    detail::Target t = detail::target(source, n, pe, call);
-    if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
-        detail::copy_bytes(dest, t.ptr, n);
-        return;
-    }
-    detail::get_slow(dest, t, n, pe, call);
+    detail::get(dest, source, nelems, pe, call, false);
 }
-
-// Transfers to a mapped peer are CPU copies, complete when they return; over the network the
-// nbi forms return once the transfer is issued (the source must stay unchanged, and the
-// destination is filled, by the next quiet of the calling context).
 template <class T> void put_nbi(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
-    const std::size_t n = nelems * sizeof(T);
-    if (n == 0) [[unlikely]]
-        return;
-    detail::Target t = detail::target(dest, n, pe, call);
-    if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
-        detail::copy_bytes(t.ptr, source, n);
-        return;
-    }
-    detail::put_slow(t, source, n, pe, call, true);
+    detail::put(dest, source, nelems, pe, call, true);
 }
 template <class T> void get_nbi(T* dest, const T* source, std::size_t nelems, int pe, const char* call) {
-    const std::size_t n = nelems * sizeof(T);
-    if (n == 0) [[unlikely]]
-        return;
-    detail::Target t = detail::target(source, n, pe, call);
-    if (t.route == Route::Direct && !g_state.local_unmapped) [[likely]] {
-        detail::copy_bytes(dest, t.ptr, n);
-        return;
-    }
-    detail::get_slow(dest, t, n, pe, call, true);
+    detail::get(dest, source, nelems, pe, call, true);
 }
 
 template <class T> void p(T* dest, T value, int pe, const char* call) {

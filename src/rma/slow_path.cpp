@@ -54,22 +54,25 @@ thread_local net::Domain* t_domain = nullptr;
 
 void quiet(const char* call) { quiet_on(nullptr, call); }
 
-// Non-blocking device copies are one batch for every context (their order is the device's),
-// so a context's quiet and fence complete all of them.
-void quiet_on(net::Domain* d, const char* call) {
+namespace {
+// A full fence and the completion of the non-blocking device copies, which are one batch for every
+// context (their order is the device's), so a context's quiet and fence complete all of them;
+// then `network` (its quiet or fence of one domain), where a network runs.
+template <class Network> void complete_then(const char* call, Network network) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (g_subsystems.device)
         if (auto r = g_subsystems.device->quiet(); !r) fatal(call, "{}", r.error().message);
     if (g_subsystems.network)
-        if (auto r = g_subsystems.network->quiet_on(d); !r) fatal(call, "{}", r.error().message);
+        if (auto r = network(*g_subsystems.network); !r) fatal(call, "{}", r.error().message);
+}
+} // namespace
+
+void quiet_on(net::Domain* d, const char* call) {
+    complete_then(call, [d](net::Transport& net) { return net.quiet_on(d); });
 }
 
 void fence_on(net::Domain* d, const char* call) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (g_subsystems.device)
-        if (auto r = g_subsystems.device->quiet(); !r) fatal(call, "{}", r.error().message);
-    if (g_subsystems.network)
-        if (auto r = g_subsystems.network->fence_on(d); !r) fatal(call, "{}", r.error().message);
+    complete_then(call, [d](net::Transport& net) { return net.fence_on(d); });
 }
 
 net::Domain* open_domain() { return g_subsystems.network ? g_subsystems.network->open_domain() : nullptr; }
