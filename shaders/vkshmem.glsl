@@ -537,7 +537,7 @@ bool vkshmem_slot_free_(uint t, uint c) {
     return int(c - (t - vkshmem_slots_)) > 0 && vkshmem_ld32_(vkshmem_slot_req_(t) + uint64_t(48)) == 0u;
 }
 
-/* One attempt of the subgroup to take `want` (1..8) consecutive tickets for every active
+/* One attempt of the subgroup to take `want` (0..8) consecutive tickets for every active
  * invocation (this one's start at h + offset): each checks its own slots, and one invocation
  * takes them all with a compare-and-swap on head. */
 bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
@@ -546,7 +546,7 @@ bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
     h = subgroupBroadcastFirst(h);
     uint c = vkshmem_ld32_(vkshmem_done_addr_);
     uint t = h + offset;
-    bool free = vkshmem_slot_free_(t, c);
+    bool free = want == 0u || vkshmem_slot_free_(t, c);
     if (want > 1u) free = free && vkshmem_slot_free_(t + 1u, c);
     if (want > 2u) free = free && vkshmem_slot_free_(t + 2u, c);
     if (want > 3u) free = free && vkshmem_slot_free_(t + 3u, c);
@@ -559,7 +559,7 @@ bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
     return subgroupBroadcastFirst(ok);
 }
 
-/* `want` (1..8) consecutive tickets for every active invocation, taken together per subgroup, and
+/* `want` (0..8) consecutive tickets for every active invocation, taken together per subgroup, and
  * only once all their slots are free: a taken ticket is always filled and published at once (the
  * proxy, which serves tickets in order, never waits for one), and no invocation holds slots while
  * it waits for more (no deadlock however full the ring). Returns the first; false on timeout (no
@@ -684,13 +684,20 @@ uint64_t vkshmem_amo64_(uint64_t dest, uint op, uint64_t operand, uint64_t cond,
 #ifndef VKSHMEM_PROXY_BATCH
 #define VKSHMEM_PROXY_BATCH 8
 #endif
+/* The same for a subgroup that copies its pieces together (workgroup forms): at most one ticket
+ * per invocation. (1..subgroup size) */
+#ifndef VKSHMEM_PROXY_SUBGROUP_BATCH
+#define VKSHMEM_PROXY_SUBGROUP_BATCH 16
+#endif
 
 /* A put (local src -> dest on pe) or a get (src on pe -> local dest) of `bytes`, any alignment.
  * Direct: one copy, shared by `lanes` invocations (lane is this one's index). Proxy: pieces of
- * the payload size, in rounds of VKSHMEM_PROXY_BATCH consecutive pieces per invocation whose
- * tickets it takes at once, each piece through its own ticket: a put
- * copies each piece into its slot and publishes it; a get publishes the batch, waits for its last
- * ticket, copies the answers out and releases the slots.
+ * the payload size, each through its own ticket, in rounds of a batch of consecutive pieces per
+ * sender whose tickets it takes at once: a put copies each piece into its slot and publishes it;
+ * a get publishes the batch, waits for its last ticket, copies the answers out and releases the
+ * slots. The sender is the invocation alone (lanes 1), or in the workgroup forms each subgroup,
+ * whose invocations copy every piece together: one invocation's stores, 16 bytes at a time, keep
+ * too few in flight to fill a slot in host memory at the bus's rate.
  * With `signal` (puts), the signal follows the data: through the proxy as the last piece's
  * PUT_SIGNAL, directly as an AMO after a memory barrier. The loop budget for every copy is
  * reserved before anything is sent: a transfer that cannot fit sends nothing. */
@@ -701,17 +708,27 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
     if (route == VKSHMEM_ROUTE_NONE_) return;
     if (signal && vkshmem_route_(sig_addr, uint64_t(8), pe, true, sig_remote) == VKSHMEM_ROUTE_NONE_) return;
     bool proxy = route == VKSHMEM_ROUTE_PROXY_;
+    /* together: the subgroup is the sender (uniform: the workgroup forms run in uniform control
+     * flow); its active invocations, counted, share each copy */
+    bool together = proxy && lanes > 1u;
+    uvec4 here = subgroupBallot(true);
+    uint sub_lane = subgroupBallotExclusiveBitCount(here), sub_lanes = subgroupBallotBitCount(here);
+    bool leader = !together || sub_lane == 0u; /* fills and publishes the requests */
+    uint sender = together ? gl_SubgroupID : lane, senders = together ? gl_NumSubgroups : lanes;
     uint64_t pb = proxy ? uint64_t(vkshmem_pbytes_) : max(bytes, uint64_t(1));
     uint64_t pieces = proxy ? (bytes + pb - uint64_t(1)) / pb : uint64_t(1);
     if (signal && pieces == uint64_t(0)) pieces = uint64_t(1);
     /* a subgroup never asks for more tickets at once than the ring has */
-    uint batch = proxy ? uint(clamp(min(VKSHMEM_PROXY_BATCH, int(vkshmem_slots_ / gl_SubgroupSize)), 1, 8)) : 1u;
-    /* Rounds: in each, invocation `lane` sends the `batch` consecutive pieces from first + r * step,
-     * so a subgroup's tickets (taken together, lane after lane) carry consecutive pieces, which the
-     * proxy carries out as one transfer. */
-    uint64_t first = proxy ? uint64_t(lane) * uint64_t(batch) : uint64_t(0);
-    uint64_t step = proxy ? uint64_t(lanes) * uint64_t(batch) : uint64_t(1);
-    uint copy_lane = proxy ? 0u : lane, copy_lanes = proxy ? 1u : lanes;
+    uint batch = !proxy    ? 1u
+                 : together ? clamp(min(uint(VKSHMEM_PROXY_SUBGROUP_BATCH), sub_lanes), 1u, vkshmem_slots_ / 2u)
+                            : uint(clamp(min(VKSHMEM_PROXY_BATCH, int(vkshmem_slots_ / gl_SubgroupSize)), 1, 8));
+    /* Rounds: in each, the sender sends the `batch` consecutive pieces from first + r * step, so
+     * a subgroup's tickets (taken together, sender after sender) carry consecutive pieces, which
+     * the proxy carries out as one transfer. */
+    uint64_t first = proxy ? uint64_t(sender) * uint64_t(batch) : uint64_t(0);
+    uint64_t step = proxy ? uint64_t(senders) * uint64_t(batch) : uint64_t(1);
+    uint copy_lane = !proxy ? lane : together ? sub_lane : 0u;
+    uint copy_lanes = !proxy ? lanes : together ? sub_lanes : 1u;
     uint64_t batches = first < pieces ? (pieces - first + step - uint64_t(1)) / step : uint64_t(0);
     uint64_t mine = batches == uint64_t(0) ? uint64_t(0)
                     : (batches - uint64_t(1)) * uint64_t(batch) +
@@ -729,24 +746,34 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
     }
     uint t0 = 0u;
     for (uint64_t k0 = first; k0 < pieces; k0 += step) {
-        /* this invocation's pieces k0 .. k0 + nb - 1, tickets t0 .. t0 + nb - 1 */
+        /* the sender's pieces k0 .. k0 + nb - 1, tickets t0 .. t0 + nb - 1 */
         uint nb = uint(min(uint64_t(batch), pieces - k0));
         uint sent = proxy ? 0u : nb;
-        if (proxy && vkshmem_take_tickets_(nb, t0)) {
+        /* together, invocation i < nb takes (and checks the slot of) ticket t0 + i */
+        if (proxy && vkshmem_take_tickets_(together ? (sub_lane < nb ? 1u : 0u) : nb, t0)) {
+            if (together) {
+                t0 = subgroupBroadcastFirst(t0);
+                vkshmem_last_ticket_ = t0 + nb - 1u;
+            }
             for (uint j = 0u; j < nb; ++j) {
                 uint64_t k = k0 + uint64_t(j), off = k * pb, n = min(bytes - off, pb);
                 uint t = t0 + j;
                 bool with_signal = signal && k + uint64_t(1) == pieces;
-                vkshmem_fill_(t, put ? (with_signal ? VKSHMEM_OP_PUT_SIGNAL : VKSHMEM_OP_PUT) : VKSHMEM_OP_GET, pe,
-                              uint(n), sym + off, with_signal ? sig_value : uint64_t(0),
-                              with_signal ? sig_addr : uint64_t(0), with_signal ? sig_op : 0u, with_signal ? 8u : 0u,
-                              !put);
+                if (leader)
+                    vkshmem_fill_(t, put ? (with_signal ? VKSHMEM_OP_PUT_SIGNAL : VKSHMEM_OP_PUT) : VKSHMEM_OP_GET,
+                                  pe, uint(n), sym + off, with_signal ? sig_value : uint64_t(0),
+                                  with_signal ? sig_addr : uint64_t(0), with_signal ? sig_op : 0u,
+                                  with_signal ? 8u : 0u, !put);
                 if (put) {
                     uint64_t slot = vkshmem_slot_payload_(t);
-                    vkshmem_run_copy_(vkshmem_plan_copy_(slot, src + off, n, 1u), slot, src + off, 0u, 1u,
-                                      false, true);
+                    vkshmem_run_copy_(vkshmem_plan_copy_(slot, src + off, n, copy_lanes), slot, src + off, copy_lane,
+                                      copy_lanes, false, true);
                 }
-                vkshmem_publish_(t);
+                if (together) { /* every invocation's share of the payload before `ready` */
+                    vkshmem_fence_();
+                    subgroupBarrier();
+                }
+                if (leader) vkshmem_publish_(t);
             }
             sent = nb;
         }
@@ -765,7 +792,8 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
             if (answered)
                 vkshmem_run_copy_(vkshmem_plan_copy_(cd, cs, n, copy_lanes), cd, cs, copy_lane, copy_lanes, proxy,
                                   false);
-            if (proxy) vkshmem_consume_(t0 + j);
+            if (together) subgroupBarrier(); /* every invocation has read the answer */
+            if (proxy && leader) vkshmem_consume_(t0 + j);
         }
         if (!answered || sent < nb) break;
     }
