@@ -25,6 +25,9 @@ template <class T> std::atomic_ref<T> at(char* base, std::size_t off) {
     return std::atomic_ref<T>(*reinterpret_cast<T*>(base + off));
 }
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) & ~(a - 1); }
+// A batch of streamed puts goes to the device once it holds this much (or nothing more is
+// published): a few such batches in flight keep the copy engine busy while slots stay free.
+constexpr std::size_t kStreamBatch = 128 << 10;
 
 // VKSHMEM_DEVICE_WAIT_POLLS=0. lavapipe ends every loop after 65,535 iterations, so a wait there
 // has 60,000 polls with a long back-off (about 100 ms). A GPU's polls are short, and a host write
@@ -154,6 +157,8 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     std::memset(p->cmd_base_, 0, 256);
     std::memcpy(p->cmd_base_, st, sizeof *st);
     reinterpret_cast<vkshmem_state_layout*>(p->cmd_base_)->self = p->cmd_block_.address;
+    if (auto stream = dev.copy_stream()) p->stream_ = std::move(*stream);
+    else VKSHMEM_DEBUG("proxy: puts by device copy wait for each batch: {}", stream.error().message);
     std::atomic_thread_fence(std::memory_order_release);
     p->thread_ = std::thread([raw = p.get()] { raw->run(); });
     return p;
@@ -162,6 +167,8 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
 void Proxy::dispatch_begin() {
     begin_ = std::chrono::steady_clock::now();
     served_at_begin_ = served_.load(std::memory_order_relaxed);
+    settles_at_begin_ = settles_.load(std::memory_order_relaxed);
+    settle_ns_at_begin_ = settle_ns_.load(std::memory_order_relaxed);
     active_.fetch_add(1, std::memory_order_seq_cst);
     inbox_.wake();
 }
@@ -188,12 +195,15 @@ bool Proxy::dispatch_end(int timeout_ms) {
             return duration_cast<nanoseconds>(t.time_since_epoch()).count();
         };
         const std::uint64_t n = served_.load(std::memory_order_relaxed) - served_at_begin_;
-        VKSHMEM_DEBUG("proxy: a dispatch of {:.3f} ms: head {}, completed {}; {} requests served{}",
+        VKSHMEM_DEBUG("proxy: a dispatch of {:.3f} ms: head {}, completed {}; {} requests served{}; {} batches of "
+                      "puts settled in {:.3f} ms",
                       (ns(steady_clock::now()) - ns(begin_)) / 1e6, head.load(std::memory_order_relaxed),
                       completed.load(std::memory_order_relaxed), n,
                       n ? fmt::format(", the last {:.3f} ms after its start",
                                       (last_served_ns_.load(std::memory_order_relaxed) - ns(begin_)) / 1e6)
-                        : std::string());
+                        : std::string(),
+                      settles_.load(std::memory_order_relaxed) - settles_at_begin_,
+                      (settle_ns_.load(std::memory_order_relaxed) - settle_ns_at_begin_) / 1e6);
     }
     return ok;
 }
@@ -202,6 +212,7 @@ Proxy::~Proxy() {
     stop_.store(true, std::memory_order_release);
     inbox_.wake();
     if (thread_.joinable()) thread_.join();
+    stream_.reset();
     descriptors_.reset();
     dev_.release(block_);
     if (cmd_base_) dev_.release(cmd_block_);
@@ -320,15 +331,15 @@ void Proxy::run() {
     while (!stop_.load(std::memory_order_acquire)) {
         check_cmd_error();
         const bool served = serve_one();
-        // Nothing more published for now: the puts served since the last settle go to the device
-        // as one batch (one copy submission for all of them), and their slots free.
-        if (!served) settle();
+        if (!served) flush();
+        land(false);
         if (inbox_.serve() || served) {
             idle = 0;
             continue;
         }
         if (idle++ == 0) last = std::chrono::steady_clock::now();
-        if (active_.load(std::memory_order_acquire) > 0 || std::chrono::steady_clock::now() - last < kLinger) {
+        if (active_.load(std::memory_order_acquire) > 0 || !flights_.empty() ||
+            std::chrono::steady_clock::now() - last < kLinger) {
             if (idle < 256) cpu_relax();
             else proxy_pause();
         } else {
@@ -397,18 +408,58 @@ bool Proxy::serve_one() {
         deferring_ = true;
         deferred_ = first + n;
         // A full ring waits for these slots: complete them now rather than after the next poll.
-        if (deferred_ - completed_ >= VKSHMEM_RING_SLOTS / 2) settle();
+        if (unstreamed_ || !stream_) {
+            if (deferred_ - completed_ >= VKSHMEM_RING_SLOTS / 2) settle();
+        } else if (stream_->open_bytes() >= kStreamBatch) {
+            launch();
+        }
         return true;
     }
     complete(first + n, run.op, slot, run.bytes);
     return true;
 }
 
+void Proxy::launch() {
+    auto batch = stream_->submit();
+    if (!batch) fatal("shader request (proxy)", "{}", batch.error().message);
+    if (*batch) flights_.push_back({*batch, deferred_});
+}
+
+void Proxy::land(bool wait) {
+    if (flights_.empty()) return;
+    auto done = stream_->done(wait);
+    if (!done) fatal("shader request (proxy)", "{}", done.error().message);
+    std::uint32_t upto = completed_;
+    for (; !flights_.empty() && flights_.front().batch <= *done; flights_.pop_front()) upto = flights_.front().upto;
+    if (upto == completed_) return;
+    complete(upto, VKSHMEM_OP_PUT, 0, 0);
+    if (upto == deferred_ && !stream_->open_bytes()) deferring_ = false;
+}
+
+void Proxy::flush() {
+    if (!deferring_) return;
+    // Puts of other routes: one batch (a copy submission for those that need one) and a wait.
+    if (unstreamed_ || !stream_) settle();
+    else if (stream_->open_bytes()) launch();
+}
+
 void Proxy::settle() {
     if (!deferring_) return;
     deferring_ = false;
+    unstreamed_ = false;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (stream_) {
+        launch();
+        if (auto done = stream_->done(true); !done) fatal("shader request (proxy)", "{}", done.error().message);
+        flights_.clear();
+    }
     rma::quiet("shader request (proxy)");
     complete(deferred_, VKSHMEM_OP_PUT, 0, 0);
+    settles_.fetch_add(1, std::memory_order_relaxed);
+    settle_ns_.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                        std::chrono::steady_clock::now() - t0)
+                                                        .count()),
+                         std::memory_order_relaxed);
 }
 
 void Proxy::complete(std::uint32_t upto, std::uint32_t op, std::size_t slot, std::size_t bytes) {
@@ -439,7 +490,9 @@ bool Proxy::put_by_copy(int pe, char* target, char* payload, std::size_t n) {
     const DeviceMemory* m = mem_.device_memory(pe, static_cast<Space>(s));
     if (!m || !m->buffer) return false;
     const std::size_t off = reinterpret_cast<std::uintptr_t>(target) - g_state.space[s].lo;
-    if (auto r = dev_.copy_nbi(*m, off, block_, static_cast<std::size_t>(payload - base_), n); !r)
+    const std::size_t from = static_cast<std::size_t>(payload - base_);
+    if (stream_) stream_->add(*m, off, block_, from, n);
+    else if (auto r = dev_.copy_nbi(*m, off, block_, from, n); !r)
         fatal("shader request (proxy)", "{}", r.error().message);
     return true;
 }
@@ -462,6 +515,10 @@ void Proxy::execute(const void* request, char* payload, bool nbi) {
     case VKSHMEM_OP_PUT:
     case VKSHMEM_OP_PUT_SIGNAL:
         if (nbi && put_by_copy(r.pe, target, payload, r.bytes)) break;
+        // Another route to the same target (a small put by CPU stores into a BAR whose large puts
+        // are copies) must not land before the copies served earlier.
+        if (stream_ && (stream_->open_bytes() || !flights_.empty())) settle();
+        unstreamed_ = unstreamed_ || nbi;
         if (nbi)
             rma::put_nbi(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes,
                          r.pe, call);

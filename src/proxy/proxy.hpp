@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -92,6 +93,22 @@ private:
     // Served puts whose completion settle() publishes: the tickets below deferred_, if deferring.
     bool deferring_ = false;
     std::uint32_t deferred_ = 0;
+    // Puts that only device copies deliver go to stream_ in batches that run while the thread
+    // serves on (flights_: a batch and the tickets it completes, oldest first). Another deferred
+    // put (CPU stores, the network: unstreamed_) makes completion wait for everything (settle()).
+    std::unique_ptr<VulkanDevice::CopyStream> stream_;
+    struct Flight {
+        std::uint64_t batch;
+        std::uint32_t upto;
+    };
+    std::deque<Flight> flights_;
+    bool unstreamed_ = false;
+    // Submits the stream's open batch, whose tickets complete when it is done.
+    void launch();
+    // Completes the tickets of the batches done (with `wait`: of all).
+    void land(bool wait);
+    // Nothing more published for now: the puts deferred go to the device.
+    void flush();
     std::uint32_t completed_ = 0; // the tickets last published as completed
     std::atomic<bool> stop_{false};
     std::atomic<int> active_{0};
@@ -101,6 +118,9 @@ private:
     std::chrono::steady_clock::time_point begin_{};
     std::atomic<std::int64_t> last_served_ns_{0}; // steady_clock, since its epoch
     std::uint64_t served_at_begin_ = 0;
+    // Batches of puts settled, and the time spent waiting for them (the debug report's).
+    std::atomic<std::uint64_t> settles_{0}, settle_ns_{0};
+    std::uint64_t settles_at_begin_ = 0, settle_ns_at_begin_ = 0;
     am::Inbox inbox_; // also where the idle thread sleeps (dispatch_begin wakes it)
     std::thread thread_;
     std::unique_ptr<ShaderDescriptors> descriptors_;

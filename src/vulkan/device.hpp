@@ -124,6 +124,53 @@ public:
     // Submits the open batch and waits for it: every non-blocking copy is then complete.
     Result<void> quiet();
 
+    // The copies between one pair of buffers not yet recorded into a command buffer: consecutive
+    // ones become one vkCmdCopyBuffer with many regions (one command per small copy cost the H100
+    // about 2 us of device time each: a proxied shader put of 4 KiB pieces ran at 2 GB/s).
+    struct CopyRegions {
+        VkBuffer src = VK_NULL_HANDLE, dst = VK_NULL_HANDLE;
+        std::vector<VkBufferCopy> regions;
+        // Records what is pending first where `region` cannot join it (other buffers, an
+        // overlap, 256 regions), with a barrier after an overlap so that the later copy lands last.
+        void add(VkCommandBuffer cmd, VkBuffer from, VkBuffer to, const VkBufferCopy& region);
+        void record(VkCommandBuffer cmd);
+    };
+    // A private pipeline of copy batches for one thread (the proxy's puts, stream.cpp): copies are
+    // recorded into the open batch; submit() sends it without waiting, and up to kDepth batches
+    // run at once, completing in order. The sources must stay unchanged until their batch is done.
+    class CopyStream {
+    public:
+        static constexpr int kDepth = 4;
+        ~CopyStream();
+        void add(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src, std::size_t src_off,
+                 std::size_t n);
+        // Bytes recorded into the open batch.
+        std::size_t open_bytes() const { return open_bytes_; }
+        // Submits the open batch (first waiting for the oldest while kDepth run); returns its
+        // number, counted from 1 (0: nothing was open).
+        Result<std::uint64_t> submit();
+        // The number of the last batch complete (with `wait`: of the last submitted).
+        Result<std::uint64_t> done(bool wait);
+
+    private:
+        friend class VulkanDevice;
+        explicit CopyStream(VulkanDevice& dev) : dev_(dev) {}
+        struct Slot {
+            VkCommandBuffer cmd = VK_NULL_HANDLE;
+            VkFence fence = VK_NULL_HANDLE;
+            std::uint64_t seq = 0; // in flight while > done_
+        };
+        Result<void> retire(Slot& s, bool wait);
+        VulkanDevice& dev_;
+        VkCommandPool pool_ = VK_NULL_HANDLE;
+        Slot slots_[kDepth];
+        int open_ = -1; // the slot being recorded
+        std::size_t open_bytes_ = 0;
+        std::uint64_t submitted_ = 0, done_ = 0;
+        CopyRegions regions_;
+    };
+    Result<std::unique_ptr<CopyStream>> copy_stream();
+
     // One atomic on device memory at `address` (a buffer device address;
     // `target_off` in the device heap of `target_pe`, or target_pe -1 where
     // it is in none), posted in this PE's AMO mailbox and carried out by the
@@ -179,6 +226,8 @@ private:
     // Submits the open batch, if any, and waits for every submission of copy_.
     Result<void> drain();
     Result<void> settle_copy();
+    // Waits for a fence: polled a while on GPUs, then blocking.
+    VkResult wait_fence(VkFence fence);
     Result<void> submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off, std::size_t n);
     Result<void> ensure_staging();
     Result<void> finish_memory(DeviceMemory& m, bool map);
@@ -232,13 +281,7 @@ private:
     bool copy_pending_ = false; // copy_'s submission not yet waited for
     bool batch_open_ = false;   // copy_'s command buffer records non-blocking copies
     std::size_t batch_staged_ = 0; // bytes of the staging buffer the open batch uses
-    // The open batch's copies between one pair of buffers not yet recorded: consecutive ones become
-    // one vkCmdCopyBuffer with many regions (one command per small copy cost the H100 about 2 us of
-    // device time each: a proxied shader put of 4 KiB pieces ran at 2 GB/s).
-    VkBuffer batch_src_ = VK_NULL_HANDLE, batch_dst_ = VK_NULL_HANDLE;
-    std::vector<VkBufferCopy> batch_regions_;
-    void batch_copy(VkBuffer src, VkBuffer dst, const VkBufferCopy& region);
-    void record_regions();
+    CopyRegions batch_; // the open batch's copies not yet recorded
     std::atomic<bool> nbi_pending_{false}; // non-blocking copies not yet waited for by quiet()
     std::uint32_t amo_seq_ = 0;     // the last atomic posted
     bool sweeper_pending_ = false;  // amo_'s submission has not finished

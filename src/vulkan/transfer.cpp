@@ -39,47 +39,44 @@ void VulkanDevice::open_batch() {
 
 Result<void> VulkanDevice::flush_batch() {
     if (!batch_open_) return {};
-    record_regions();
+    batch_.record(copy_.cmd);
     batch_open_ = false;
     batch_staged_ = 0;
     return submit_copy_cmd();
 }
 
-void VulkanDevice::record_regions() {
-    if (batch_regions_.empty()) return;
-    vkCmdCopyBuffer(copy_.cmd, batch_src_, batch_dst_, static_cast<std::uint32_t>(batch_regions_.size()),
-                    batch_regions_.data());
-    batch_regions_.clear();
+void VulkanDevice::CopyRegions::record(VkCommandBuffer cmd) {
+    if (regions.empty()) return;
+    vkCmdCopyBuffer(cmd, src, dst, static_cast<std::uint32_t>(regions.size()), regions.data());
+    regions.clear();
 }
 
-void VulkanDevice::batch_copy(VkBuffer src, VkBuffer dst, const VkBufferCopy& region) {
+void VulkanDevice::CopyRegions::add(VkCommandBuffer cmd, VkBuffer from, VkBuffer to, const VkBufferCopy& region) {
     // The regions of one command must not overlap (their destinations, nor a destination and a
-    // source of the same buffer). A copy that would overlap one of them starts a new command
-    // after a barrier, so the later copy lands last, as its program order says. 256 regions at
-    // most per command keep this check short.
+    // source of the same buffer). 256 regions at most per command keep this check short.
     auto overlap = [](VkDeviceSize a, VkDeviceSize b, VkDeviceSize n, VkDeviceSize m) { return a < b + m && b < a + n; };
     bool conflict = false;
-    if (src == batch_src_ && dst == batch_dst_)
-        for (const VkBufferCopy& r : batch_regions_)
+    if (from == src && to == dst)
+        for (const VkBufferCopy& r : regions)
             if (overlap(r.dstOffset, region.dstOffset, r.size, region.size) ||
-                (src == dst && (overlap(r.srcOffset, region.dstOffset, r.size, region.size) ||
+                (from == to && (overlap(r.srcOffset, region.dstOffset, r.size, region.size) ||
                                 overlap(r.dstOffset, region.srcOffset, r.size, region.size)))) {
                 conflict = true;
                 break;
             }
-    if (src != batch_src_ || dst != batch_dst_ || conflict || batch_regions_.size() >= 256) {
-        record_regions();
+    if (from != src || to != dst || conflict || regions.size() >= 256) {
+        record(cmd);
         if (conflict) {
             VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
             mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
             mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-            vkCmdPipelineBarrier(copy_.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb,
-                                 0, nullptr, 0, nullptr);
+            vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                                 nullptr, 0, nullptr);
         }
-        batch_src_ = src;
-        batch_dst_ = dst;
+        src = from;
+        dst = to;
     }
-    batch_regions_.push_back(region);
+    regions.push_back(region);
 }
 
 Result<void> VulkanDevice::drain() {
@@ -102,16 +99,21 @@ Result<void> VulkanDevice::submit_copy_cmd() {
     return {};
 }
 
-Result<void> VulkanDevice::settle_copy() {
-    if (!copy_pending_) return {};
-    copy_pending_ = false;
+VkResult VulkanDevice::wait_fence(VkFence fence) {
     // A small copy on a GPU is done within tens of microseconds: poll the fence for a while before
     // a blocking wait, which may sleep until an interrupt. On a CPU driver the copy runs on this
     // CPU's threads, which a poll would only hold up.
     VkResult r = VK_NOT_READY;
     if (!is_cpu())
-        for (int i = 0; i < 2000 && r == VK_NOT_READY; ++i) r = vkGetFenceStatus(device_, copy_.fence);
-    if (r == VK_NOT_READY) r = vkWaitForFences(device_, 1, &copy_.fence, VK_TRUE, UINT64_MAX);
+        for (int i = 0; i < 2000 && r == VK_NOT_READY; ++i) r = vkGetFenceStatus(device_, fence);
+    if (r == VK_NOT_READY) r = vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX);
+    return r;
+}
+
+Result<void> VulkanDevice::settle_copy() {
+    if (!copy_pending_) return {};
+    copy_pending_ = false;
+    const VkResult r = wait_fence(copy_.fence);
     vkResetFences(device_, 1, &copy_.fence);
     vkResetCommandBuffer(copy_.cmd, 0);
     if (r != VK_SUCCESS) return make_error(vk_result_name(r), r);
@@ -201,7 +203,7 @@ Result<void> VulkanDevice::write_nbi(const DeviceMemory& dst, std::size_t dst_of
         if (auto r = drain(); !r) return r;
     if (!batch_open_) open_batch();
     std::memcpy(static_cast<char*>(staging_.mapped) + batch_staged_, src, n);
-    batch_copy(staging_.buffer, dst.buffer, VkBufferCopy{batch_staged_, dst_off, n});
+    batch_.add(copy_.cmd, staging_.buffer, dst.buffer, VkBufferCopy{batch_staged_, dst_off, n});
     batch_staged_ = (batch_staged_ + n + 15) & ~std::size_t{15};
     nbi_pending_.store(true, std::memory_order_relaxed);
     return {};
@@ -212,7 +214,7 @@ Result<void> VulkanDevice::copy_nbi(const DeviceMemory& dst, std::size_t dst_off
     if (!dst.buffer || !src.buffer) return make_error("a device heap has no transfer buffer bound");
     std::lock_guard lk(copy_mu_);
     if (!batch_open_) open_batch();
-    batch_copy(src.buffer, dst.buffer, VkBufferCopy{src_off, dst_off, n});
+    batch_.add(copy_.cmd, src.buffer, dst.buffer, VkBufferCopy{src_off, dst_off, n});
     nbi_pending_.store(true, std::memory_order_relaxed);
     return {};
 }

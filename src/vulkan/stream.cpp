@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: BSL-1.0
+// A private pipeline of copy batches (VulkanDevice::CopyStream): the proxy's
+// puts into heaps that only device copies reach. Waiting for each batch
+// before serving more left the copy engine idle while the proxy waited and
+// the shaders idle while the ring was full; with batches in flight the
+// proxy keeps serving and completes tickets as their batch finishes.
+#include "vulkan/device.hpp"
+
+#include <fmt/format.h>
+
+namespace vkshmem {
+
+Result<std::unique_ptr<VulkanDevice::CopyStream>> VulkanDevice::copy_stream() {
+    std::unique_ptr<CopyStream> s(new CopyStream(*this));
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = copy_family_;
+    VkResult r;
+    if ((r = vkCreateCommandPool(device_, &pci, nullptr, &s->pool_)) != VK_SUCCESS)
+        return make_error(fmt::format("vkCreateCommandPool: {}", vk_result_name(r)), r);
+    for (CopyStream::Slot& slot : s->slots_) {
+        VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        cai.commandPool = s->pool_;
+        cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        cai.commandBufferCount = 1;
+        if ((r = vkAllocateCommandBuffers(device_, &cai, &slot.cmd)) != VK_SUCCESS)
+            return make_error(fmt::format("vkAllocateCommandBuffers: {}", vk_result_name(r)), r);
+        VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        if ((r = vkCreateFence(device_, &fci, nullptr, &slot.fence)) != VK_SUCCESS)
+            return make_error(fmt::format("vkCreateFence: {}", vk_result_name(r)), r);
+    }
+    return s;
+}
+
+VulkanDevice::CopyStream::~CopyStream() {
+    (void)submit();
+    (void)done(true);
+    VkDevice d = dev_.device_;
+    for (Slot& slot : slots_)
+        if (slot.fence) vkDestroyFence(d, slot.fence, nullptr);
+    if (pool_) vkDestroyCommandPool(d, pool_, nullptr); // frees the command buffers
+}
+
+void VulkanDevice::CopyStream::add(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src,
+                                   std::size_t src_off, std::size_t n) {
+    if (open_ < 0) {
+        // Batch n is slot (n - 1) % kDepth; submit() left the next one free.
+        open_ = static_cast<int>(submitted_ % kDepth);
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        vkBeginCommandBuffer(slots_[open_].cmd, &bi);
+    }
+    regions_.add(slots_[open_].cmd, src.buffer, dst.buffer, VkBufferCopy{src_off, dst_off, n});
+    open_bytes_ += n;
+}
+
+Result<void> VulkanDevice::CopyStream::retire(Slot& s, bool wait) {
+    if (s.seq <= done_) return {};
+    VkResult r = wait ? dev_.wait_fence(s.fence) : vkGetFenceStatus(dev_.device_, s.fence);
+    if (r == VK_NOT_READY) return {};
+    if (r != VK_SUCCESS) return make_error(fmt::format("a batch of copies: {}", vk_result_name(r)), r);
+    vkResetFences(dev_.device_, 1, &s.fence);
+    vkResetCommandBuffer(s.cmd, 0);
+    done_ = s.seq;
+    return {};
+}
+
+Result<std::uint64_t> VulkanDevice::CopyStream::submit() {
+    if (open_ < 0) return std::uint64_t{0};
+    Slot& s = slots_[open_];
+    regions_.record(s.cmd);
+    vkEndCommandBuffer(s.cmd);
+    open_ = -1;
+    open_bytes_ = 0;
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &s.cmd;
+    VkResult r;
+    {
+        std::lock_guard lk(dev_.copy_mu_); // the queue is the runtime's copy queue
+        r = vkQueueSubmit(dev_.copy_.queue, 1, &si, s.fence);
+    }
+    if (r != VK_SUCCESS) {
+        vkResetCommandBuffer(s.cmd, 0);
+        return make_error(fmt::format("submitting a batch of copies: {}", vk_result_name(r)), r);
+    }
+    s.seq = ++submitted_;
+    // The next batch's slot (the oldest's) must be free before anything is recorded into it.
+    while (submitted_ - done_ >= kDepth)
+        if (auto w = retire(slots_[done_ % kDepth], true); !w) return w.error();
+    return submitted_;
+}
+
+Result<std::uint64_t> VulkanDevice::CopyStream::done(bool wait) {
+    // In order: the oldest in flight first.
+    while (done_ < submitted_) {
+        const std::uint64_t before = done_;
+        if (auto r = retire(slots_[done_ % kDepth], wait); !r) return r.error(); // batch done_ + 1's
+        if (done_ == before) break;
+    }
+    return done_;
+}
+
+} // namespace vkshmem
