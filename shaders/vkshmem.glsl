@@ -130,6 +130,10 @@ vkshmem_ring_ref_ vkshmem_ring_;
 uint vkshmem_flags_, vkshmem_polls_;
 uint vkshmem_slots_, vkshmem_pbytes_;
 uint64_t vkshmem_reqs_, vkshmem_payload_, vkshmem_ring_addr_;
+/* The ring's head and the slots' answer flags (vkshmem_ring_layout): device memory where the ring
+ * has it, so that taking tickets does not cross the bus */
+uint64_t vkshmem_head_addr_, vkshmem_busy_addr_;
+uint vkshmem_busy_stride_;
 uint64_t vkshmem_done_addr_, vkshmem_answers_; /* where the proxy's completed and answers are read */
 /* The AMO mailboxes this PE's waits carry out (vkshmem_mailbox.glsl; vkshmem_ring_layout) */
 uint64_t vkshmem_mailboxes_ = 0, vkshmem_peers_addr_ = 0;
@@ -308,8 +312,11 @@ void vkshmem_init(uint64_t state) {
                 vkshmem_pbytes_ = vkshmem_ring_.r.payload_bytes;
                 vkshmem_reqs_ = vkshmem_ring_.r.requests;
                 vkshmem_payload_ = vkshmem_ring_.r.payload;
-                vkshmem_done_addr_ = vkshmem_ring_.r.completed_at != uint64_t(0) ? vkshmem_ring_.r.completed_at
-                                                                                  : vkshmem_ring_addr_ + uint64_t(4);
+                uint64_t at = vkshmem_ring_.r.completed_at;
+                vkshmem_done_addr_ = at != uint64_t(0) ? at : vkshmem_ring_addr_ + uint64_t(4);
+                vkshmem_head_addr_ = at != uint64_t(0) ? at + uint64_t(VKSHMEM_RING_HEAD_AT) : vkshmem_ring_addr_;
+                vkshmem_busy_addr_ = at != uint64_t(0) ? at + uint64_t(VKSHMEM_RING_BUSY_AT) : vkshmem_reqs_ + uint64_t(48);
+                vkshmem_busy_stride_ = at != uint64_t(0) ? 4u : 64u;
                 vkshmem_answers_ =
                     vkshmem_ring_.r.answers != uint64_t(0) ? vkshmem_ring_.r.answers : vkshmem_payload_;
                 vkshmem_mailboxes_ = vkshmem_ring_.r.mailboxes;
@@ -521,8 +528,11 @@ void vkshmem_run_copy_(vkshmem_plan_ p, uint64_t dst, uint64_t src, uint lane, u
 /* ---- The proxy ring ------------------------------------------------------------------------------- */
 /* A slot is reused by ticket T once the proxy has completed its previous ticket P = T - slots and
  * no sender still has to read an answer from it: a sender that will (a get, g, fetching AMO) sets
- * its request's reserved0 to 1 and back to 0 once it has read the answer or given up on it. */
+ * the slot's answer flag to 1 and back to 0 once it has read the answer or given up on it. */
 uint64_t vkshmem_slot_req_(uint ticket) { return vkshmem_reqs_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(64); }
+uint64_t vkshmem_slot_busy_(uint ticket) {
+    return vkshmem_busy_addr_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(vkshmem_busy_stride_);
+}
 uint64_t vkshmem_slot_payload_(uint ticket) {
     return vkshmem_payload_ + uint64_t(ticket & (vkshmem_slots_ - 1u)) * uint64_t(vkshmem_pbytes_);
 }
@@ -534,7 +544,7 @@ uint64_t vkshmem_slot_answer_(uint ticket) {
 /* Whether ticket t's slot is free: its previous ticket completed (c: `completed`) and its answer,
  * if any, read. */
 bool vkshmem_slot_free_(uint t, uint c) {
-    return int(c - (t - vkshmem_slots_)) > 0 && vkshmem_ld32_(vkshmem_slot_req_(t) + uint64_t(48)) == 0u;
+    return int(c - (t - vkshmem_slots_)) > 0 && vkshmem_ld32_(vkshmem_slot_busy_(t)) == 0u;
 }
 
 /* One attempt of the subgroup to take `want` (0..8) consecutive tickets for every active
@@ -542,7 +552,7 @@ bool vkshmem_slot_free_(uint t, uint c) {
  * takes them all with a compare-and-swap on head. */
 bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
     h = 0u;
-    if (subgroupElect()) h = vkshmem_ld32_(vkshmem_ring_addr_);
+    if (subgroupElect()) h = vkshmem_ld32_(vkshmem_head_addr_);
     h = subgroupBroadcastFirst(h);
     uint c = vkshmem_ld32_(vkshmem_done_addr_);
     uint t = h + offset;
@@ -555,7 +565,7 @@ bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
     if (want > 6u) free = free && vkshmem_slot_free_(t + 6u, c);
     if (want > 7u) free = free && vkshmem_slot_free_(t + 7u, c);
     bool ok = false;
-    if (subgroupAll(free) && subgroupElect()) ok = atomicCompSwap(vkshmem_ring_.r.head, h, h + total) == h;
+    if (subgroupAll(free) && subgroupElect()) ok = atomicCompSwap(vkshmem_w32_(vkshmem_head_addr_).v, h, h + total) == h;
     return subgroupBroadcastFirst(ok);
 }
 
@@ -599,7 +609,7 @@ void vkshmem_fill_(uint ticket, uint op, int pe, uint bytes, uint64_t target, ui
     vkshmem_w64_(r + uint64_t(24)).v = operand;
     vkshmem_w64_(r + uint64_t(32)).v = cond;
     vkshmem_w64_(r + uint64_t(40)).v = packUint2x32(uvec2(amo_op, width));
-    vkshmem_w32_(r + uint64_t(48)).v = answer ? 1u : 0u;
+    vkshmem_w32_(vkshmem_slot_busy_(ticket)).v = answer ? 1u : 0u;
 }
 
 /* Hands the filled request (and its payload) to the proxy. */
@@ -613,7 +623,7 @@ void vkshmem_publish_(uint ticket) {
  * still answer later, which is harmless, as the next sender waits for completion too). */
 void vkshmem_consume_(uint ticket) {
     vkshmem_fence_(); /* release: the payload read before the slot is handed on */
-    atomicStore(vkshmem_w32_(vkshmem_slot_req_(ticket) + uint64_t(48)).v, 0u, gl_ScopeDevice,
+    atomicStore(vkshmem_w32_(vkshmem_slot_busy_(ticket)).v, 0u, gl_ScopeDevice,
                 gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
 }
 
@@ -687,7 +697,7 @@ uint64_t vkshmem_amo64_(uint64_t dest, uint op, uint64_t operand, uint64_t cond,
 /* The same for a subgroup that copies its pieces together (workgroup forms): at most one ticket
  * per invocation. (1..subgroup size) */
 #ifndef VKSHMEM_PROXY_SUBGROUP_BATCH
-#define VKSHMEM_PROXY_SUBGROUP_BATCH 16
+#define VKSHMEM_PROXY_SUBGROUP_BATCH 8
 #endif
 
 /* A put (local src -> dest on pe) or a get (src on pe -> local dest) of `bytes`, any alignment.
@@ -735,11 +745,11 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
                           min(uint64_t(batch), pieces - first - (batches - uint64_t(1)) * step);
     /* Payload slots are 16-byte aligned (address 0 stands for one); every piece but the last is
      * planned like the first, and the last is no larger. Budget: the copies, the batch loop and
-     * its two inner loops. */
+     * its three inner loops. */
     uint64_t pd = put ? (proxy ? uint64_t(0) : remote) : dest + first * pb;
     uint64_t ps = put ? src + first * pb : (proxy ? uint64_t(0) : remote);
     uint64_t cost = mine * uint64_t(vkshmem_plan_cost_(vkshmem_plan_copy_(pd, ps, min(bytes, pb), copy_lanes))) +
-                    batches * uint64_t(2u * batch + 6u) + uint64_t(2);
+                    batches * uint64_t(3u * batch + 8u) + uint64_t(2);
     if (!vkshmem_reserve_(vkshmem_clamp32_(cost))) {
         vkshmem_error_(VKSHMEM_ERR_TOO_LARGE, vkshmem_clamp32_(bytes));
         return;
@@ -769,12 +779,14 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
                     vkshmem_run_copy_(vkshmem_plan_copy_(slot, src + off, n, copy_lanes), slot, src + off, copy_lane,
                                       copy_lanes, false, true);
                 }
-                if (together) { /* every invocation's share of the payload before `ready` */
-                    vkshmem_fence_();
-                    subgroupBarrier();
-                }
-                if (leader) vkshmem_publish_(t);
             }
+            /* every invocation's share of the payloads, then one release for the batch (a barrier
+             * waits for the stores to host memory to be acknowledged) */
+            vkshmem_fence_();
+            if (together) subgroupBarrier();
+            for (uint j = 0u; j < nb && leader; ++j)
+                atomicStore(vkshmem_w32_(vkshmem_slot_req_(t0 + j)).v, t0 + j + 1u, gl_ScopeDevice,
+                            gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
             sent = nb;
         }
         if (put && proxy) {

@@ -221,6 +221,8 @@ static uint vkshmem_payload_off_ = 0u;
  * running shader sees host writes (on NVIDIA, a running shader's atomic loads never see host writes
  * to host memory), or the state block's allocation again. */
 static uint vkshmem_done_off_ = 0u;
+/* The ring's head and the slots' answer flags, in binding 1 (vkshmem_ring_layout) */
+static uint vkshmem_head_off_ = 0u, vkshmem_busy_off_ = 0u, vkshmem_busy_stride_ = 0u;
 static uint vkshmem_ans_off_ = 0u;
 static uint vkshmem_map_off_ = 0u;
 static uint vkshmem_shift_ = 31u; /* heap segments: 1 << shift bytes */
@@ -476,9 +478,15 @@ void vkshmem_init(uint local_index, uint wg_size) {
             if (done_at != 0u && answers != 0u) {
                 vkshmem_done_off_ = 0u;
                 vkshmem_ans_off_ = (uint)(answers - done_at);
+                vkshmem_head_off_ = VKSHMEM_RING_HEAD_AT;
+                vkshmem_busy_off_ = VKSHMEM_RING_BUSY_AT;
+                vkshmem_busy_stride_ = 4u;
             } else {
                 vkshmem_done_off_ = vkshmem_ring_off_ + 4u;
                 vkshmem_ans_off_ = vkshmem_payload_off_;
+                vkshmem_head_off_ = vkshmem_ring_off_;
+                vkshmem_busy_off_ = vkshmem_reqs_off_ + 48u;
+                vkshmem_busy_stride_ = 64u;
             }
             vkshmem_n_mailboxes_ = vkshmem_sld_(vkshmem_ring_off_ + 56u);
             vkshmem_has_mailbox_ = vkshmem_n_mailboxes_ != 0u;
@@ -876,14 +884,22 @@ uint64_t vkshmem_answer64_(uint ticket) {
     return vkshmem_join_(v.x, v.y);
 }
 
+/* Binding 1's words: the head and the answer flags. */
+uint vkshmem_h1ld_(uint off) {
+    uint r;
+    vkshmem_heap1_.InterlockedOr(off, 0u, r);
+    return r;
+}
+uint vkshmem_slot_busy_(uint t) { return vkshmem_busy_off_ + (t & (vkshmem_slots_ - 1u)) * vkshmem_busy_stride_; }
+
 bool vkshmem_slot_free_(uint t, uint c) {
     if (asint(c - (t - vkshmem_slots_)) <= 0) return false;
-    return vkshmem_sald_(vkshmem_slot_req_(t) + 48u) == 0u;
+    return vkshmem_h1ld_(vkshmem_slot_busy_(t)) == 0u;
 }
 
 bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
     h = 0u;
-    if (WaveIsFirstLane()) h = vkshmem_sald_(vkshmem_ring_off_);
+    if (WaveIsFirstLane()) h = vkshmem_h1ld_(vkshmem_head_off_);
     h = WaveReadLaneFirst(h);
     uint c = vkshmem_done_();
     uint t = h + offset;
@@ -899,7 +915,7 @@ bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
     bool ok = false;
     if (all && WaveIsFirstLane()) {
         uint old;
-        vkshmem_state_buf_.InterlockedCompareExchange(vkshmem_ring_off_, h, h + total, old);
+        vkshmem_heap1_.InterlockedCompareExchange(vkshmem_head_off_, h, h + total, old);
         ok = old == h;
     }
     return WaveReadLaneFirst(ok ? 1u : 0u) != 0u; /* a uint: lavapipe does not broadcast bools */
@@ -944,7 +960,7 @@ void vkshmem_fill_(uint ticket, uint op, int pe, uint bytes, uint64_t target, ui
     vkshmem_sst64_(r + 24u, operand);
     vkshmem_sst64_(r + 32u, cond);
     vkshmem_state_buf_.Store2(r + 40u, uint2(amo_op, width));
-    vkshmem_sst_(r + 48u, answer ? 1u : 0u);
+    vkshmem_heap1_.Store(vkshmem_slot_busy_(ticket), answer ? 1u : 0u);
 }
 
 void vkshmem_publish_(uint ticket) {
@@ -954,7 +970,8 @@ void vkshmem_publish_(uint ticket) {
 
 void vkshmem_consume_(uint ticket) {
     vkshmem_fence_(); /* release: the payload read before the slot is handed on */
-    vkshmem_sxchg_(vkshmem_slot_req_(ticket) + 48u, 0u);
+    uint r;
+    vkshmem_heap1_.InterlockedExchange(vkshmem_slot_busy_(ticket), 0u, r);
 }
 
 bool vkshmem_wait_done_(uint ticket, uint id) {

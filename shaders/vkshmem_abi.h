@@ -11,7 +11,7 @@
 #define VKSHMEM_ABI_H
 
 #define VKSHMEM_ABI_MAGIC 0x766b7368u /* "vksh" */
-#define VKSHMEM_ABI_VERSION 7u
+#define VKSHMEM_ABI_VERSION 8u
 
 /* vkshmem_state.flags */
 #define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
@@ -104,8 +104,16 @@
 #define VKSHMEM_HLSL_REPLY_BINDING 18
 #define VKSHMEM_HLSL_NO_SLOT 0xffffffffu /* hlsl map entry of a heap without bindings */
 
-#define VKSHMEM_RING_SLOTS 256u          /* a power of two */
+/* A power of two. Its payload (RING_SLOTS * RING_PAYLOAD_BYTES) bounds what is in flight between
+ * a PE's shaders and its proxy: a proxied bulk put moves about that much per completion round
+ * trip of the proxy's device copies (tens of microseconds on an H100). */
+#define VKSHMEM_RING_SLOTS 1024u
 #define VKSHMEM_RING_PAYLOAD_BYTES 4096u /* per slot; larger puts and gets are split */
+/* Where the ring has device memory for what the proxy writes (vkshmem_ring_layout's completed_at),
+ * the shaders' own words are there too, at these offsets from completed_at: the head (a u32) and
+ * the slots' answer flags (a u32 per slot) */
+#define VKSHMEM_RING_HEAD_AT 64u
+#define VKSHMEM_RING_BUSY_AT 128u
 
 #ifdef __cplusplus
 #include <cstdint>
@@ -223,7 +231,12 @@ VKSHMEM_ABI_STRUCT(vkshmem_peer_layout) {
  * write to host memory until the line leaves its GPU's cache (about 13 ms
  * measured), but sees host writes to that memory at once. Shaders read
  * `completed` at completed_at and answers at answers (slot i at answers + i *
- * payload_bytes) when those are not 0, else the fields above.
+ * payload_bytes) when those are not 0, else the fields above. Where completed_at
+ * is not 0, shaders also keep the head and the slots' answer flags (a request's
+ * reserved0, below) in that memory, at completed_at + VKSHMEM_RING_HEAD_AT and
+ * completed_at + VKSHMEM_RING_BUSY_AT + 4 * slot: the proxy never reads them, and
+ * a shader's atomics and polls on host memory each cross the bus (several
+ * microseconds per ticket, with thousands of subgroups contending for them).
  *   offset 0: head, completed, slots, payload_bytes
  *   offset 16: requests (vkshmem_request[slots]), payload (slots * payload_bytes)
  *   offset 32: completed_at (a u32), answers (slots * payload_bytes)
@@ -300,7 +313,8 @@ VKSHMEM_ABI_STRUCT(vkshmem_mailbox_entry) {
  *   40: amo_op (AMO) or signal_op (PUT_SIGNAL), width (AMO: 4 or 8)
  *   48: reserved0: its low 32 bits belong to the device library (the proxy ignores them): 1 while
  *       the sender still has to read an answer from the payload (a get or AMO it waits for); the
- *       slot is reused only once they are 0 again, besides completed > ticket.
+ *       slot is reused only once they are 0 again, besides completed > ticket. (The answer flag
+ *       is here only where the ring has no completed_at; see vkshmem_ring_layout.)
  *   56..63: reserved
  */
 VKSHMEM_ABI_STRUCT(vkshmem_request_layout) {

@@ -27,7 +27,7 @@ template <class T> std::atomic_ref<T> at(char* base, std::size_t off) {
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) & ~(a - 1); }
 // A batch of streamed puts goes to the device once it holds this much (or nothing more is
 // published): a few such batches in flight keep the copy engine busy while slots stay free.
-constexpr std::size_t kStreamBatch = 128 << 10;
+constexpr std::size_t kStreamBatch = 256 << 10;
 
 // VKSHMEM_DEVICE_WAIT_POLLS=0. lavapipe ends every loop after 65,535 iterations, so a wait there
 // has 60,000 polls with a long back-off (about 100 ms). A GPU's polls are short, and a host write
@@ -105,6 +105,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     // completed and the answers again where a running shader sees host
     // writes at once (vkshmem_ring_layout); without such memory, shaders read
     // them above.
+    static_assert(VKSHMEM_RING_BUSY_AT + 4 * VKSHMEM_RING_SLOTS <= kAnswersAt);
     const std::size_t answers_bytes = kAnswersAt + std::size_t(VKSHMEM_RING_SLOTS) * VKSHMEM_RING_PAYLOAD_BYTES;
     if (auto ans = dev.allocate_mapped(answers_bytes, VulkanDevice::MappedUse::ShaderReads)) {
         p->answers_ = *ans;
@@ -176,7 +177,8 @@ void Proxy::dispatch_begin() {
 bool Proxy::dispatch_end(int timeout_ms) {
     // The shaders are done: what they published is in the ring, and their
     // dispatch is complete only once the proxy has carried it out.
-    const auto head = at<std::uint32_t>(base_, at_.ring + offsetof(vkshmem_ring_layout, head));
+    const auto head = ans_ ? at<std::uint32_t>(ans_, VKSHMEM_RING_HEAD_AT)
+                           : at<std::uint32_t>(base_, at_.ring + offsetof(vkshmem_ring_layout, head));
     const auto completed = at<std::uint32_t>(base_, at_.ring + offsetof(vkshmem_ring_layout, completed));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     bool ok = true;
@@ -399,10 +401,11 @@ bool Proxy::serve_one() {
     execute(&run, payload, defer);
     next_ = first + n;
     served_.fetch_add(n, std::memory_order_relaxed);
-    last_served_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::steady_clock::now().time_since_epoch())
-                              .count(),
-                          std::memory_order_relaxed);
+    if (log_enabled(LogLevel::Debug)) // (a clock read per run costs the proxy's rate)
+        last_served_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now().time_since_epoch())
+                                  .count(),
+                              std::memory_order_relaxed);
     VKSHMEM_TRACE("proxy: tickets {}..{}: op {}, {} bytes, PE {}", first, first + n - 1, run.op, run.bytes, run.pe);
     if (defer) {
         deferring_ = true;

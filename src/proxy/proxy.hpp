@@ -76,9 +76,10 @@ private:
     VulkanDevice& dev_;
     SymmetricMemory& mem_;
     DeviceMemory block_;
-    // completed (offset 0) and the answers (from kAnswersAt) where shaders see
-    // host writes at once; ans_ null when the device has no such memory.
-    static constexpr std::size_t kAnswersAt = 256;
+    // completed (offset 0), the shaders' head and answer flags (VKSHMEM_RING_HEAD_AT, _BUSY_AT) and
+    // the answers (from kAnswersAt) where shaders see host writes at once; ans_ null when the
+    // device has no such memory.
+    static constexpr std::size_t kAnswersAt = 8192;
     DeviceMemory answers_;
     DeviceMemory cmd_block_;
     DeviceMemory teams_local_; // the team records again, device-local (state.teams_local)

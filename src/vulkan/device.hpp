@@ -140,7 +140,7 @@ public:
     // run at once, completing in order. The sources must stay unchanged until their batch is done.
     class CopyStream {
     public:
-        static constexpr int kDepth = 4;
+        static constexpr int kDepth = 8;
         ~CopyStream();
         void add(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src, std::size_t src_off,
                  std::size_t n);

@@ -56,9 +56,9 @@ void main() {
     int pe = int((uint(shmem_my_pe()) + i) % uint(shmem_n_pes()));
     if (pc.mode == 3u) {
         if (i == 0u) {
-            uint before = atomicAdd(vkshmem_ring_.r.head, 0u);
+            uint before = atomicAdd(vkshmem_w32_(vkshmem_head_addr_).v, 0u);
             shmem_long_atomic_fetch_add(pc.arg0, int64_t(1), shmem_my_pe());
-            L64(pc.arg1).v = uint64_t(atomicAdd(vkshmem_ring_.r.head, 0u) - before);
+            L64(pc.arg1).v = uint64_t(atomicAdd(vkshmem_w32_(vkshmem_head_addr_).v, 0u) - before);
         }
     } else if (pc.mode == 0u) {
         L64(pc.arg1 + 8ul * i).v = uint64_t(shmem_long_atomic_fetch_add(pc.arg0, int64_t(1), pe));

@@ -119,7 +119,7 @@ void main() {
         // complete every request taken so far (a quiet: it waits for this PE's CPU, never for
         // another PE's kernel).
         if (pc.arg == 1u && vkshmem_slots_ != 0u) {
-            cmd_head = vkshmem_ld32_(vkshmem_ring_addr_);
+            cmd_head = vkshmem_ld32_(vkshmem_head_addr_);
             uint n = vkshmem_wait_iters_(), i;
             bool quiet = false;
             for (i = 0u; i < n; ++i) {
@@ -136,7 +136,7 @@ void main() {
         cmd_arrive(pc.team);
         return;
     }
-    if (vkshmem_slots_ != 0u) cmd_head = vkshmem_ld32_(vkshmem_ring_addr_);
+    if (vkshmem_slots_ != 0u) cmd_head = vkshmem_ld32_(vkshmem_head_addr_);
     if (pc.op == CMD_WAIT_TEAM) {
         cmd_sync = vkshmem_team_(pc.team).t.sync;
         cmd_target = uint(vkshmem_team_(pc.team).t.reserved0);
