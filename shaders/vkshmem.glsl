@@ -319,7 +319,9 @@ void vkshmem_init(uint64_t state) {
                 vkshmem_busy_stride_ = at != uint64_t(0) ? 4u : 64u;
                 vkshmem_answers_ =
                     vkshmem_ring_.r.answers != uint64_t(0) ? vkshmem_ring_.r.answers : vkshmem_payload_;
-                vkshmem_mailboxes_ = vkshmem_ring_.r.mailboxes;
+                vkshmem_mailboxes_ = at != uint64_t(0) && vkshmem_ring_.r.local_mailboxes != 0u
+                                         ? at + uint64_t(VKSHMEM_RING_MAILBOXES_AT)
+                                         : vkshmem_ring_.r.mailboxes;
                 vkshmem_n_mailboxes_ = vkshmem_ring_.r.n_mailboxes;
                 /* The copies into and out of payload slots assume 16-byte aligned slots, and
                  * tickets map to slots by masking: anything else leaves the proxy route unusable

@@ -114,6 +114,9 @@
  * the slots' answer flags (a u32 per slot) */
 #define VKSHMEM_RING_HEAD_AT 64u
 #define VKSHMEM_RING_BUSY_AT 128u
+/* ... and, where vkshmem_ring_layout's local_mailboxes is 1, a copy of its mailbox entries (which
+ * every waiting subgroup of the GLSL library reads at each poll) */
+#define VKSHMEM_RING_MAILBOXES_AT 4352u
 
 #ifdef __cplusplus
 #include <cstdint>
@@ -242,7 +245,9 @@ VKSHMEM_ABI_STRUCT(vkshmem_peer_layout) {
  *   offset 32: completed_at (a u32), answers (slots * payload_bytes)
  *   offset 48: mailboxes (vkshmem_mailbox_entry[n_mailboxes]: the AMO mailboxes that this
  *              device's library kernels carry out, this PE's first, then those of the PEs that
- *              share this GPU and its device heaps), n_mailboxes (0: none)
+ *              share this GPU and its device heaps), n_mailboxes (0: none),
+ *              local_mailboxes (1: the entries are also at completed_at +
+ *              VKSHMEM_RING_MAILBOXES_AT, in device memory)
  * 64 bytes.
  */
 VKSHMEM_ABI_STRUCT(vkshmem_ring_layout) {
@@ -256,7 +261,7 @@ VKSHMEM_ABI_STRUCT(vkshmem_ring_layout) {
     u64 answers;
     u64 mailboxes;
     u32 n_mailboxes;
-    u32 pad0;
+    u32 local_mailboxes;
 };
 
 /*

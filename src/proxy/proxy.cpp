@@ -26,8 +26,10 @@ template <class T> std::atomic_ref<T> at(char* base, std::size_t off) {
 }
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) & ~(a - 1); }
 // A batch of streamed puts goes to the device once it holds this much (or nothing more is
-// published): a few such batches in flight keep the copy engine busy while slots stay free.
-constexpr std::size_t kStreamBatch = 256 << 10;
+// published): each submission costs the proxy tens of microseconds of driver time (an H100: the
+// proxy was busy for all of a proxied bulk put at 256 KiB per batch), and a few batches in
+// flight keep the copy engine busy while slots stay free (the ring holds 4 MiB).
+constexpr std::size_t kStreamBatch = 1 << 20;
 
 // VKSHMEM_DEVICE_WAIT_POLLS=0. lavapipe ends every loop after 65,535 iterations, so a wait there
 // has 60,000 polls with a long back-off (about 100 ms). A GPU's polls are short, and a host write
@@ -105,7 +107,8 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     // completed and the answers again where a running shader sees host
     // writes at once (vkshmem_ring_layout); without such memory, shaders read
     // them above.
-    static_assert(VKSHMEM_RING_BUSY_AT + 4 * VKSHMEM_RING_SLOTS <= kAnswersAt);
+    static_assert(VKSHMEM_RING_BUSY_AT + 4 * VKSHMEM_RING_SLOTS <= VKSHMEM_RING_MAILBOXES_AT &&
+                  VKSHMEM_RING_MAILBOXES_AT < kAnswersAt);
     const std::size_t answers_bytes = kAnswersAt + std::size_t(VKSHMEM_RING_SLOTS) * VKSHMEM_RING_PAYLOAD_BYTES;
     if (auto ans = dev.allocate_mapped(answers_bytes, VulkanDevice::MappedUse::ShaderReads)) {
         p->answers_ = *ans;
@@ -113,6 +116,14 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
         std::memset(p->ans_, 0, answers_bytes);
         ring->completed_at = p->answers_.address;
         ring->answers = p->answers_.address + kAnswersAt;
+        // The mailbox entries again in device memory: every waiting subgroup reads them at each
+        // poll, which in host memory crosses the bus (thousands of subgroups waiting for ring
+        // slots slowed the ring's own traffic to a seventh).
+        const std::size_t mb_bytes = sizeof(vkshmem_mailbox_entry) * ring->n_mailboxes;
+        if (ring->n_mailboxes && VKSHMEM_RING_MAILBOXES_AT + mb_bytes <= kAnswersAt) {
+            std::memcpy(p->ans_ + VKSHMEM_RING_MAILBOXES_AT, p->base_ + L.mailboxes, mb_bytes);
+            ring->local_mailboxes = 1;
+        }
     } else {
         VKSHMEM_DEBUG("proxy: answers in host memory: {}", ans.error().message);
     }
@@ -170,6 +181,8 @@ void Proxy::dispatch_begin() {
     served_at_begin_ = served_.load(std::memory_order_relaxed);
     settles_at_begin_ = settles_.load(std::memory_order_relaxed);
     settle_ns_at_begin_ = settle_ns_.load(std::memory_order_relaxed);
+    busy_ns_at_begin_ = busy_ns_.load(std::memory_order_relaxed);
+    runs_at_begin_ = runs_.load(std::memory_order_relaxed);
     active_.fetch_add(1, std::memory_order_seq_cst);
     inbox_.wake();
 }
@@ -197,13 +210,15 @@ bool Proxy::dispatch_end(int timeout_ms) {
             return duration_cast<nanoseconds>(t.time_since_epoch()).count();
         };
         const std::uint64_t n = served_.load(std::memory_order_relaxed) - served_at_begin_;
-        VKSHMEM_DEBUG("proxy: a dispatch of {:.3f} ms: head {}, completed {}; {} requests served{}; {} batches of "
-                      "puts settled in {:.3f} ms",
+        VKSHMEM_DEBUG("proxy: a dispatch of {:.3f} ms: head {}, completed {}; {} requests in {} runs served{} (busy "
+                      "{:.3f} ms); {} batches of puts settled in {:.3f} ms",
                       (ns(steady_clock::now()) - ns(begin_)) / 1e6, head.load(std::memory_order_relaxed),
                       completed.load(std::memory_order_relaxed), n,
+                      runs_.load(std::memory_order_relaxed) - runs_at_begin_,
                       n ? fmt::format(", the last {:.3f} ms after its start",
                                       (last_served_ns_.load(std::memory_order_relaxed) - ns(begin_)) / 1e6)
                         : std::string(),
+                      (busy_ns_.load(std::memory_order_relaxed) - busy_ns_at_begin_) / 1e6,
                       settles_.load(std::memory_order_relaxed) - settles_at_begin_,
                       (settle_ns_.load(std::memory_order_relaxed) - settle_ns_at_begin_) / 1e6);
     }
@@ -329,12 +344,22 @@ void Proxy::run() {
     const auto kLinger = std::chrono::microseconds(remote ? 2000 : 200);
     const int nap_us = remote ? 100 : 1000;
     auto last = std::chrono::steady_clock::now();
-    unsigned idle = 0;
+    unsigned idle = 0, busy = 0;
+    const bool timed = log_enabled(LogLevel::Debug);
     while (!stop_.load(std::memory_order_acquire)) {
         check_cmd_error();
+        const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         const bool served = serve_one();
         if (!served) flush();
-        land(false);
+        // Finished batches: between runs only now and then (a fence's status costs the driver's
+        // time), always once nothing is published.
+        if (!served || ++busy % 16 == 0) land(false);
+        if (timed && served)
+            busy_ns_.fetch_add(static_cast<std::uint64_t>(
+                                   std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - t0)
+                                       .count()),
+                               std::memory_order_relaxed);
         if (inbox_.serve() || served) {
             idle = 0;
             continue;
@@ -401,6 +426,7 @@ bool Proxy::serve_one() {
     execute(&run, payload, defer);
     next_ = first + n;
     served_.fetch_add(n, std::memory_order_relaxed);
+    runs_.fetch_add(1, std::memory_order_relaxed);
     if (log_enabled(LogLevel::Debug)) // (a clock read per run costs the proxy's rate)
         last_served_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                   std::chrono::steady_clock::now().time_since_epoch())

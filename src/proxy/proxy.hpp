@@ -120,8 +120,9 @@ private:
     std::atomic<std::int64_t> last_served_ns_{0}; // steady_clock, since its epoch
     std::uint64_t served_at_begin_ = 0;
     // Batches of puts settled, and the time spent waiting for them (the debug report's).
-    std::atomic<std::uint64_t> settles_{0}, settle_ns_{0};
-    std::uint64_t settles_at_begin_ = 0, settle_ns_at_begin_ = 0;
+    // Also the runs of tickets served and the time spent serving them (debug level only).
+    std::atomic<std::uint64_t> settles_{0}, settle_ns_{0}, runs_{0}, busy_ns_{0};
+    std::uint64_t settles_at_begin_ = 0, settle_ns_at_begin_ = 0, runs_at_begin_ = 0, busy_ns_at_begin_ = 0;
     am::Inbox inbox_; // also where the idle thread sleeps (dispatch_begin wakes it)
     std::thread thread_;
     std::unique_ptr<ShaderDescriptors> descriptors_;

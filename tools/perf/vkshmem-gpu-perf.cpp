@@ -248,6 +248,12 @@ int main(int argc, char** argv) {
         const double put_gbps = bytes / time_dispatch(put, 1024, pp, reps) / 1e9;
         row_gbps("shader putmem_wg into the peer's device heap", put_gbps, copy_gbps);
         row_gbps("  the same, of vkCmdCopyBuffer device -> device", put_gbps, d2d_gbps);
+        // What a proxied put's first leg costs: the shader's stores into host memory (the ring's
+        // payload slots are host memory), here into this PE's own host heap.
+        const PutPush ph{vkshmemx_device_state(), vkshmemx_device_address(hsrc), vkshmemx_device_address(dsrc),
+                         bytes, me, 0};
+        row_gbps("shader putmem_wg into this PE's host heap (GPU -> host)", bytes / time_dispatch(put, 1024, ph, reps) / 1e9,
+                 0);
         vkshmemx_kernel_destroy(put);
         std::fflush(stdout);
 
