@@ -725,7 +725,7 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
     bool together = proxy && lanes > 1u;
     uvec4 here = subgroupBallot(true);
     uint sub_lane = subgroupBallotExclusiveBitCount(here), sub_lanes = subgroupBallotBitCount(here);
-    bool leader = !together || sub_lane == 0u; /* fills and publishes the requests */
+    bool leader = !together || sub_lane == 0u; /* hands answered slots back */
     uint sender = together ? gl_SubgroupID : lane, senders = together ? gl_NumSubgroups : lanes;
     uint64_t pb = proxy ? uint64_t(vkshmem_pbytes_) : max(bytes, uint64_t(1));
     uint64_t pieces = proxy ? (bytes + pb - uint64_t(1)) / pb : uint64_t(1);
@@ -767,26 +767,26 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
                 t0 = subgroupBroadcastFirst(t0);
                 vkshmem_last_ticket_ = t0 + nb - 1u;
             }
-            for (uint j = 0u; j < nb; ++j) {
-                uint64_t k = k0 + uint64_t(j), off = k * pb, n = min(bytes - off, pb);
-                uint t = t0 + j;
+            /* The requests: together, invocation i < nb fills and publishes ticket t0 + i (each
+             * store into the ring's host memory costs its invocation a bus transaction). */
+            uint r0 = together ? sub_lane : 0u, rstep = together ? sub_lanes : 1u;
+            for (uint j = r0; j < nb; j += rstep) {
+                uint64_t k = k0 + uint64_t(j), off = k * pb;
                 bool with_signal = signal && k + uint64_t(1) == pieces;
-                if (leader)
-                    vkshmem_fill_(t, put ? (with_signal ? VKSHMEM_OP_PUT_SIGNAL : VKSHMEM_OP_PUT) : VKSHMEM_OP_GET,
-                                  pe, uint(n), sym + off, with_signal ? sig_value : uint64_t(0),
-                                  with_signal ? sig_addr : uint64_t(0), with_signal ? sig_op : 0u,
-                                  with_signal ? 8u : 0u, !put);
-                if (put) {
-                    uint64_t slot = vkshmem_slot_payload_(t);
-                    vkshmem_run_copy_(vkshmem_plan_copy_(slot, src + off, n, copy_lanes), slot, src + off, copy_lane,
-                                      copy_lanes, false, true);
-                }
+                vkshmem_fill_(t0 + j, put ? (with_signal ? VKSHMEM_OP_PUT_SIGNAL : VKSHMEM_OP_PUT) : VKSHMEM_OP_GET,
+                              pe, uint(min(bytes - off, pb)), sym + off, with_signal ? sig_value : uint64_t(0),
+                              with_signal ? sig_addr : uint64_t(0), with_signal ? sig_op : 0u, with_signal ? 8u : 0u,
+                              !put);
             }
-            /* every invocation's share of the payloads, then one release for the batch (a barrier
-             * waits for the stores to host memory to be acknowledged) */
+            for (uint j = 0u; j < nb && put; ++j) {
+                uint64_t off = (k0 + uint64_t(j)) * pb, n = min(bytes - off, pb), slot = vkshmem_slot_payload_(t0 + j);
+                vkshmem_run_copy_(vkshmem_plan_copy_(slot, src + off, n, copy_lanes), slot, src + off, copy_lane,
+                                  copy_lanes, false, true);
+            }
+            /* every invocation's share of the payloads, then one release for the batch */
             vkshmem_fence_();
             if (together) subgroupBarrier();
-            for (uint j = 0u; j < nb && leader; ++j)
+            for (uint j = r0; j < nb; j += rstep)
                 atomicStore(vkshmem_w32_(vkshmem_slot_req_(t0 + j)).v, t0 + j + 1u, gl_ScopeDevice,
                             gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
             sent = nb;
