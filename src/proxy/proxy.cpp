@@ -117,8 +117,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
         ring->completed_at = p->answers_.address;
         ring->answers = p->answers_.address + kAnswersAt;
         // The mailbox entries again in device memory: every waiting subgroup reads them at each
-        // poll, which in host memory crosses the bus (thousands of subgroups waiting for ring
-        // slots slowed the ring's own traffic to a seventh).
+        // poll, which in host memory is a read across the bus per poll.
         const std::size_t mb_bytes = sizeof(vkshmem_mailbox_entry) * ring->n_mailboxes;
         if (ring->n_mailboxes && VKSHMEM_RING_MAILBOXES_AT + mb_bytes <= kAnswersAt) {
             std::memcpy(p->ans_ + VKSHMEM_RING_MAILBOXES_AT, p->base_ + L.mailboxes, mb_bytes);
@@ -344,7 +343,7 @@ void Proxy::run() {
     const auto kLinger = std::chrono::microseconds(remote ? 2000 : 200);
     const int nap_us = remote ? 100 : 1000;
     auto last = std::chrono::steady_clock::now();
-    unsigned idle = 0, busy = 0;
+    unsigned idle = 0, runs = 0;
     const bool timed = log_enabled(LogLevel::Debug);
     while (!stop_.load(std::memory_order_acquire)) {
         check_cmd_error();
@@ -353,7 +352,7 @@ void Proxy::run() {
         if (!served) flush();
         // Finished batches: between runs only now and then (a fence's status costs the driver's
         // time), always once nothing is published.
-        if (!served || ++busy % 16 == 0) land(false);
+        if (!served || ++runs % 16 == 0) land(false);
         if (timed && served)
             busy_ns_.fetch_add(static_cast<std::uint64_t>(
                                    std::chrono::duration_cast<std::chrono::nanoseconds>(
