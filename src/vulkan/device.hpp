@@ -135,6 +135,17 @@ public:
         void add(VkCommandBuffer cmd, VkBuffer from, VkBuffer to, const VkBufferCopy& region);
         void record(VkCommandBuffer cmd);
     };
+private:
+    // A queue of the runtime's, with a command buffer and a fence.
+    struct Submitter {
+        std::uint32_t family = 0;
+        VkQueue queue = VK_NULL_HANDLE;
+        VkCommandPool pool = VK_NULL_HANDLE;
+        VkCommandBuffer cmd = VK_NULL_HANDLE;
+        VkFence fence = VK_NULL_HANDLE;
+    };
+
+public:
     // A private pipeline of copy batches for one thread (the proxy's puts, stream.cpp): copies are
     // recorded into the open batch; submit() sends it without waiting, and up to kDepth batches
     // run at once, completing in order. The sources must stay unchanged until their batch is done.
@@ -156,13 +167,11 @@ public:
         friend class VulkanDevice;
         explicit CopyStream(VulkanDevice& dev) : dev_(dev) {}
         struct Slot {
-            VkCommandBuffer cmd = VK_NULL_HANDLE;
-            VkFence fence = VK_NULL_HANDLE;
+            Submitter sub;         // on the runtime's copy queue
             std::uint64_t seq = 0; // in flight while > done_
         };
         Result<void> retire(Slot& s, bool wait);
         VulkanDevice& dev_;
-        VkCommandPool pool_ = VK_NULL_HANDLE;
         Slot slots_[kDepth];
         int open_ = -1; // the slot being recorded
         std::size_t open_bytes_ = 0;
@@ -200,14 +209,6 @@ public:
 private:
     VulkanDevice() = default;
     Result<void> ensure_amo_pipeline();
-    // A queue of the runtime's, with a command buffer and a fence.
-    struct Submitter {
-        std::uint32_t family = 0;
-        VkQueue queue = VK_NULL_HANDLE;
-        VkCommandPool pool = VK_NULL_HANDLE;
-        VkCommandBuffer cmd = VK_NULL_HANDLE;
-        VkFence fence = VK_NULL_HANDLE;
-    };
     Result<void> make_submitter(Submitter& s);
     // Fills props_ and mem_props_ for phys_; returns its queue families.
     std::vector<VkQueueFamilyProperties> load_properties();

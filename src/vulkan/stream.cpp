@@ -12,22 +12,10 @@ namespace vkshmem {
 
 Result<std::unique_ptr<VulkanDevice::CopyStream>> VulkanDevice::copy_stream() {
     std::unique_ptr<CopyStream> s(new CopyStream(*this));
-    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    pci.queueFamilyIndex = copy_family_;
-    VkResult r;
-    if ((r = vkCreateCommandPool(device_, &pci, nullptr, &s->pool_)) != VK_SUCCESS)
-        return make_error(fmt::format("vkCreateCommandPool: {}", vk_result_name(r)), r);
     for (CopyStream::Slot& slot : s->slots_) {
-        VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        cai.commandPool = s->pool_;
-        cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        cai.commandBufferCount = 1;
-        if ((r = vkAllocateCommandBuffers(device_, &cai, &slot.cmd)) != VK_SUCCESS)
-            return make_error(fmt::format("vkAllocateCommandBuffers: {}", vk_result_name(r)), r);
-        VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-        if ((r = vkCreateFence(device_, &fci, nullptr, &slot.fence)) != VK_SUCCESS)
-            return make_error(fmt::format("vkCreateFence: {}", vk_result_name(r)), r);
+        slot.sub.family = copy_family_;
+        slot.sub.queue = copy_.queue;
+        if (auto r = make_submitter(slot.sub); !r) return r.error();
     }
     return s;
 }
@@ -36,9 +24,10 @@ VulkanDevice::CopyStream::~CopyStream() {
     (void)submit();
     (void)done(true);
     VkDevice d = dev_.device_;
-    for (Slot& slot : slots_)
-        if (slot.fence) vkDestroyFence(d, slot.fence, nullptr);
-    if (pool_) vkDestroyCommandPool(d, pool_, nullptr); // frees the command buffers
+    for (Slot& slot : slots_) {
+        if (slot.sub.fence) vkDestroyFence(d, slot.sub.fence, nullptr);
+        if (slot.sub.pool) vkDestroyCommandPool(d, slot.sub.pool, nullptr); // frees its command buffer
+    }
 }
 
 void VulkanDevice::CopyStream::add(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src,
@@ -48,19 +37,19 @@ void VulkanDevice::CopyStream::add(const DeviceMemory& dst, std::size_t dst_off,
         open_ = static_cast<int>(submitted_ % kDepth);
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-        vkBeginCommandBuffer(slots_[open_].cmd, &bi);
+        vkBeginCommandBuffer(slots_[open_].sub.cmd, &bi);
     }
-    regions_.add(slots_[open_].cmd, src.buffer, dst.buffer, VkBufferCopy{src_off, dst_off, n});
+    regions_.add(slots_[open_].sub.cmd, src.buffer, dst.buffer, VkBufferCopy{src_off, dst_off, n});
     open_bytes_ += n;
 }
 
 Result<void> VulkanDevice::CopyStream::retire(Slot& s, bool wait) {
     if (s.seq <= done_) return {};
-    VkResult r = wait ? dev_.wait_fence(s.fence) : vkGetFenceStatus(dev_.device_, s.fence);
+    VkResult r = wait ? dev_.wait_fence(s.sub.fence) : vkGetFenceStatus(dev_.device_, s.sub.fence);
     if (r == VK_NOT_READY) return {};
     if (r != VK_SUCCESS) return make_error(fmt::format("a batch of copies: {}", vk_result_name(r)), r);
-    vkResetFences(dev_.device_, 1, &s.fence);
-    vkResetCommandBuffer(s.cmd, 0);
+    vkResetFences(dev_.device_, 1, &s.sub.fence);
+    vkResetCommandBuffer(s.sub.cmd, 0);
     done_ = s.seq;
     return {};
 }
@@ -68,20 +57,20 @@ Result<void> VulkanDevice::CopyStream::retire(Slot& s, bool wait) {
 Result<std::uint64_t> VulkanDevice::CopyStream::submit() {
     if (open_ < 0) return std::uint64_t{0};
     Slot& s = slots_[open_];
-    regions_.record(s.cmd);
-    vkEndCommandBuffer(s.cmd);
+    regions_.record(s.sub.cmd);
+    vkEndCommandBuffer(s.sub.cmd);
     open_ = -1;
     open_bytes_ = 0;
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
-    si.pCommandBuffers = &s.cmd;
+    si.pCommandBuffers = &s.sub.cmd;
     VkResult r;
     {
         std::lock_guard lk(dev_.copy_mu_); // the queue is the runtime's copy queue
-        r = vkQueueSubmit(dev_.copy_.queue, 1, &si, s.fence);
+        r = vkQueueSubmit(s.sub.queue, 1, &si, s.sub.fence);
     }
     if (r != VK_SUCCESS) {
-        vkResetCommandBuffer(s.cmd, 0);
+        vkResetCommandBuffer(s.sub.cmd, 0);
         return make_error(fmt::format("submitting a batch of copies: {}", vk_result_name(r)), r);
     }
     s.seq = ++submitted_;
