@@ -100,10 +100,17 @@
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_state_ref_ {
     vkshmem_state_layout s;
 };
-layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer vkshmem_peers_ref_ {
+/* What the host writes before dispatches and never while one runs (the state block's fields but
+ * `error`, `error_info` and `relay`; the peer table; the ring's layout): plain loads, which the
+ * GPU serves from each multiprocessor's cache. Coherent loads of these few words go to one slice
+ * of the device cache from every subgroup of a dispatch, one after another. */
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer vkshmem_state_ro_ {
+    vkshmem_state_layout s;
+};
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer vkshmem_peers_ref_ {
     vkshmem_peer_layout p[];
 };
-layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_ring_ref_ {
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer vkshmem_ring_ref_ {
     vkshmem_ring_layout r;
 };
 layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer vkshmem_team_ref_ {
@@ -284,29 +291,29 @@ void vkshmem_init(uint64_t state) {
     vkshmem_teams_ = uint64_t(0);
     vkshmem_teams_local_ = uint64_t(0);
     if (state != uint64_t(0)) {
-        vkshmem_st_ = vkshmem_state_ref_(state);
-        if (vkshmem_st_.s.magic == VKSHMEM_ABI_MAGIC && vkshmem_st_.s.version == VKSHMEM_ABI_VERSION) {
-            vkshmem_me_ = vkshmem_st_.s.my_pe;
-            vkshmem_npes_ = vkshmem_st_.s.n_pes;
-            vkshmem_hbase_ = vkshmem_st_.s.host_base;
-            vkshmem_hsize_ = vkshmem_st_.s.host_size;
-            vkshmem_dbase_ = vkshmem_st_.s.device_base;
-            vkshmem_dsize_ = vkshmem_st_.s.device_size;
-            vkshmem_peers_addr_ = vkshmem_st_.s.peers;
+        vkshmem_state_ro_ st = vkshmem_state_ro_(state);
+        if (st.s.magic == VKSHMEM_ABI_MAGIC && st.s.version == VKSHMEM_ABI_VERSION) {
+            vkshmem_me_ = st.s.my_pe;
+            vkshmem_npes_ = st.s.n_pes;
+            vkshmem_hbase_ = st.s.host_base;
+            vkshmem_hsize_ = st.s.host_size;
+            vkshmem_dbase_ = st.s.device_base;
+            vkshmem_dsize_ = st.s.device_size;
+            vkshmem_peers_addr_ = st.s.peers;
             vkshmem_peers_ = vkshmem_peers_ref_(vkshmem_peers_addr_);
-            vkshmem_flags_ = vkshmem_st_.s.flags;
-            vkshmem_polls_ = max(vkshmem_st_.s.wait_polls, 1u);
+            vkshmem_flags_ = st.s.flags;
+            vkshmem_polls_ = max(st.s.wait_polls, 1u);
             vkshmem_spin_ = float(vkshmem_polls_);
             vkshmem_spin_q_ = float(vkshmem_polls_ | 3u);
-            vkshmem_spin_stop_ = -float(vkshmem_st_.s.magic);
-            vkshmem_teams_ = vkshmem_st_.s.teams;
-            vkshmem_teams_local_ = vkshmem_st_.s.teams_local;
-            vkshmem_team_stride_ = vkshmem_st_.s.team_stride;
-            vkshmem_n_teams_ = vkshmem_st_.s.n_teams;
+            vkshmem_spin_stop_ = -float(st.s.magic);
+            vkshmem_teams_ = st.s.teams;
+            vkshmem_teams_local_ = st.s.teams_local;
+            vkshmem_team_stride_ = st.s.team_stride;
+            vkshmem_n_teams_ = st.s.n_teams;
             vkshmem_slots_ = 0u;
             vkshmem_pbytes_ = 0u;
-            if (vkshmem_st_.s.ring != uint64_t(0)) {
-                vkshmem_ring_addr_ = vkshmem_st_.s.ring;
+            if (st.s.ring != uint64_t(0)) {
+                vkshmem_ring_addr_ = st.s.ring;
                 vkshmem_ring_ = vkshmem_ring_ref_(vkshmem_ring_addr_);
                 vkshmem_slots_ = vkshmem_ring_.r.slots;
                 vkshmem_pbytes_ = vkshmem_ring_.r.payload_bytes;
@@ -331,6 +338,9 @@ void vkshmem_init(uint64_t state) {
                     vkshmem_slots_ == 0u || (vkshmem_slots_ & (vkshmem_slots_ - 1u)) != 0u)
                     vkshmem_slots_ = 0u;
             }
+            /* Errors (and the recorded operations' counters) go to the block `self` names: the
+             * host's, also when `state` is its device-local copy (read here, never written). */
+            vkshmem_st_ = vkshmem_state_ref_(st.s.self != uint64_t(0) ? st.s.self : state);
             vkshmem_ok_ = true;
         }
     }
@@ -549,15 +559,8 @@ bool vkshmem_slot_free_(uint t, uint c) {
     return int(c - (t - vkshmem_slots_)) > 0 && vkshmem_ld32_(vkshmem_slot_busy_(t)) == 0u;
 }
 
-/* One attempt of the subgroup to take `want` (0..8) consecutive tickets for every active
- * invocation (this one's start at h + offset): each checks its own slots, and one invocation
- * takes them all with a compare-and-swap on head. */
-bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
-    h = 0u;
-    if (subgroupElect()) h = vkshmem_ld32_(vkshmem_head_addr_);
-    h = subgroupBroadcastFirst(h);
-    uint c = vkshmem_ld32_(vkshmem_done_addr_);
-    uint t = h + offset;
+/* Whether this invocation's `want` (0..8) slots from ticket t are free (c: `completed`). */
+bool vkshmem_slots_free_(uint t, uint want, uint c) {
     bool free = want == 0u || vkshmem_slot_free_(t, c);
     if (want > 1u) free = free && vkshmem_slot_free_(t + 1u, c);
     if (want > 2u) free = free && vkshmem_slot_free_(t + 2u, c);
@@ -566,26 +569,30 @@ bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
     if (want > 5u) free = free && vkshmem_slot_free_(t + 5u, c);
     if (want > 6u) free = free && vkshmem_slot_free_(t + 6u, c);
     if (want > 7u) free = free && vkshmem_slot_free_(t + 7u, c);
-    bool ok = false;
-    if (subgroupAll(free) && subgroupElect()) ok = atomicCompSwap(vkshmem_w32_(vkshmem_head_addr_).v, h, h + total) == h;
-    return subgroupBroadcastFirst(ok);
+    return free;
 }
 
-/* `want` (0..8) consecutive tickets for every active invocation, taken together per subgroup, and
- * only once all their slots are free: a taken ticket is always filled and published at once (the
- * proxy, which serves tickets in order, never waits for one), and no invocation holds slots while
- * it waits for more (no deadlock however full the ring). Returns the first; false on timeout (no
- * ticket taken; recorded). */
+/* `want` (0..8) consecutive tickets for every active invocation, taken together per subgroup.
+ * The subgroup first waits, reading only, until the ring has room for them all; then takes them
+ * with one atomic add on head, and waits until their own slots are free (at once, unless other
+ * subgroups took room at the same time). An add never fails, so subgroups do not serialize on
+ * head, as a compare-and-swap loop makes them do (one winner per round trip). A taken ticket is
+ * published as soon as its slot is free; the earliest unpublished ticket always has its slot
+ * freed (its previous occupant's senders are running and its earlier tickets are published), so
+ * nobody waits forever however full the ring, and a wait that times out in the first step has
+ * taken nothing. Returns the first ticket; false on timeout (recorded). */
 bool vkshmem_take_tickets_(uint want, out uint first) {
     uint total = subgroupAdd(want);
     uint offset = subgroupExclusiveAdd(want);
     uint n = vkshmem_wait_iters_();
     bool ok = false;
-    uint h = 0u;
     uint i;
     /* wait_polls attempts with the back-off after each, and a last one (the re-check) */
     for (i = 0u; i <= n; ++i) {
-        ok = vkshmem_try_tickets_(total, offset, want, h);
+        uint h = 0u;
+        if (subgroupElect()) h = vkshmem_ld32_(vkshmem_head_addr_);
+        h = subgroupBroadcastFirst(h);
+        ok = int(h + total - vkshmem_ld32_(vkshmem_done_addr_)) <= int(vkshmem_slots_);
         if (ok || i == n || vkshmem_backoff_()) break;
     }
     vkshmem_charge_(i + 2u);
@@ -593,10 +600,22 @@ bool vkshmem_take_tickets_(uint want, out uint first) {
         vkshmem_wait_failed_(VKSHMEM_ERR_PROXY_TIMEOUT, VKSHMEM_WAIT_ID_RING_SLOT, i);
         return false;
     }
-    vkshmem_fence_(); /* acquire: the slots' last occupants are done before these requests reuse them */
-    first = h + offset;
+    uint h = 0u;
+    if (subgroupElect()) h = atomicAdd(vkshmem_w32_(vkshmem_head_addr_).v, total);
+    first = subgroupBroadcastFirst(h) + offset;
     vkshmem_last_ticket_ = first + want - 1u;
     vkshmem_pending_ = true;
+    n = vkshmem_wait_iters_();
+    for (i = 0u; i <= n; ++i) {
+        ok = subgroupAll(vkshmem_slots_free_(first, want, vkshmem_ld32_(vkshmem_done_addr_)));
+        if (ok || i == n || vkshmem_backoff_()) break;
+    }
+    vkshmem_charge_(i + 2u);
+    if (!ok) { /* taken and never published: the dispatch reports the ring left behind */
+        vkshmem_wait_failed_(VKSHMEM_ERR_PROXY_TIMEOUT, VKSHMEM_WAIT_ID_RING_SLOT, i);
+        return false;
+    }
+    vkshmem_fence_(); /* acquire: the slots' last occupants are done before these requests reuse them */
     return true;
 }
 bool vkshmem_take_ticket_(out uint ticket) { return vkshmem_take_tickets_(1u, ticket); }
@@ -696,10 +715,11 @@ uint64_t vkshmem_amo64_(uint64_t dest, uint op, uint64_t operand, uint64_t cond,
 #ifndef VKSHMEM_PROXY_BATCH
 #define VKSHMEM_PROXY_BATCH 8
 #endif
-/* The same for a subgroup that copies its pieces together (workgroup forms): at most one ticket
- * per invocation. (1..subgroup size) */
+/* The same for a subgroup that copies its pieces together (workgroup forms): at most 8 tickets
+ * per invocation. (1..8 * subgroup size) A subgroup's batch is one region of the proxy's device
+ * copies, which cost a few microseconds per region: the larger, the faster. */
 #ifndef VKSHMEM_PROXY_SUBGROUP_BATCH
-#define VKSHMEM_PROXY_SUBGROUP_BATCH 8
+#define VKSHMEM_PROXY_SUBGROUP_BATCH 64
 #endif
 
 /* A put (local src -> dest on pe) or a get (src on pe -> local dest) of `bytes`, any alignment.
@@ -732,7 +752,7 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
     if (signal && pieces == uint64_t(0)) pieces = uint64_t(1);
     /* a subgroup never asks for more tickets at once than the ring has */
     uint batch = !proxy    ? 1u
-                 : together ? clamp(min(uint(VKSHMEM_PROXY_SUBGROUP_BATCH), sub_lanes), 1u, vkshmem_slots_ / 2u)
+                 : together ? clamp(min(uint(VKSHMEM_PROXY_SUBGROUP_BATCH), 8u * sub_lanes), 1u, vkshmem_slots_ / 2u)
                             : uint(clamp(min(VKSHMEM_PROXY_BATCH, int(vkshmem_slots_ / gl_SubgroupSize)), 1, 8));
     /* Rounds: in each, the sender sends the `batch` consecutive pieces from first + r * step, so
      * a subgroup's tickets (taken together, sender after sender) carry consecutive pieces, which
@@ -761,14 +781,16 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
         /* the sender's pieces k0 .. k0 + nb - 1, tickets t0 .. t0 + nb - 1 */
         uint nb = uint(min(uint64_t(batch), pieces - k0));
         uint sent = proxy ? 0u : nb;
-        /* together, invocation i < nb takes (and checks the slot of) ticket t0 + i */
-        if (proxy && vkshmem_take_tickets_(together ? (sub_lane < nb ? 1u : 0u) : nb, t0)) {
+        /* together, invocation i takes (and checks the slots of) as many tickets as it fills
+         * below: those of t0 + i, t0 + i + sub_lanes, ... before t0 + nb */
+        if (proxy && vkshmem_take_tickets_(together ? (nb + sub_lanes - 1u - sub_lane) / sub_lanes : nb, t0)) {
             if (together) {
                 t0 = subgroupBroadcastFirst(t0);
                 vkshmem_last_ticket_ = t0 + nb - 1u;
             }
-            /* The requests: together, invocation i < nb fills and publishes ticket t0 + i (each
-             * store into the ring's host memory costs its invocation a bus transaction). */
+            /* The requests: together, invocation i fills and publishes tickets t0 + i,
+             * t0 + i + sub_lanes, ... (each store into the ring's host memory costs its invocation
+             * a bus transaction). */
             uint r0 = together ? sub_lane : 0u, rstep = together ? sub_lanes : 1u;
             for (uint j = r0; j < nb; j += rstep) {
                 uint64_t k = k0 + uint64_t(j), off = k * pb;

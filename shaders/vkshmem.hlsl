@@ -897,12 +897,7 @@ bool vkshmem_slot_free_(uint t, uint c) {
     return vkshmem_h1ld_(vkshmem_slot_busy_(t)) == 0u;
 }
 
-bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
-    h = 0u;
-    if (WaveIsFirstLane()) h = vkshmem_h1ld_(vkshmem_head_off_);
-    h = WaveReadLaneFirst(h);
-    uint c = vkshmem_done_();
-    uint t = h + offset;
+bool vkshmem_slots_free_(uint t, uint want, uint c) {
     bool free = vkshmem_slot_free_(t, c);
     if (want > 1u && free) free = vkshmem_slot_free_(t + 1u, c);
     if (want > 2u && free) free = vkshmem_slot_free_(t + 2u, c);
@@ -911,18 +906,13 @@ bool vkshmem_try_tickets_(uint total, uint offset, uint want, out uint h) {
     if (want > 5u && free) free = vkshmem_slot_free_(t + 5u, c);
     if (want > 6u && free) free = vkshmem_slot_free_(t + 6u, c);
     if (want > 7u && free) free = vkshmem_slot_free_(t + 7u, c);
-    bool all = WaveActiveAllTrue(free);
-    bool ok = false;
-    if (all && WaveIsFirstLane()) {
-        uint old;
-        vkshmem_heap1_.InterlockedCompareExchange(vkshmem_head_off_, h, h + total, old);
-        ok = old == h;
-    }
-    return WaveReadLaneFirst(ok ? 1u : 0u) != 0u; /* a uint: lavapipe does not broadcast bools */
+    return free;
 }
 
-/* `want` (1..8) consecutive tickets for every active invocation, taken together per subgroup once
- * all their slots are free (see vkshmem.glsl). False on timeout (nothing taken; recorded). */
+/* `want` (1..8) consecutive tickets for every active invocation, taken together per subgroup: a
+ * wait (reads only) until the ring has room for them all, one atomic add on head, then a wait
+ * until their slots are free (see vkshmem.glsl). False on timeout (recorded; nothing taken when
+ * the first wait times out). */
 bool vkshmem_take_tickets_(uint want, out uint first) {
     first = 0u;
     uint total = WaveActiveSum(want);
@@ -932,10 +922,12 @@ bool vkshmem_take_tickets_(uint want, out uint first) {
     uint offset = WaveReadLaneFirst(scan) == 0u ? scan : scan - want;
     uint n = vkshmem_wait_iters_();
     bool ok = false;
-    uint h = 0u;
     uint i;
     for (i = 0u; i <= n; ++i) {
-        ok = vkshmem_try_tickets_(total, offset, want, h);
+        uint h = 0u;
+        if (WaveIsFirstLane()) h = vkshmem_h1ld_(vkshmem_head_off_);
+        h = WaveReadLaneFirst(h);
+        ok = asint(h + total - vkshmem_done_()) <= asint(vkshmem_slots_);
         if (ok || i == n) break;
         if (vkshmem_backoff_()) break;
     }
@@ -944,10 +936,23 @@ bool vkshmem_take_tickets_(uint want, out uint first) {
         vkshmem_wait_failed_(VKSHMEM_ERR_PROXY_TIMEOUT, VKSHMEM_WAIT_ID_RING_SLOT, i);
         return false;
     }
-    vkshmem_fence_();
-    first = h + offset;
+    uint h = 0u;
+    if (WaveIsFirstLane()) vkshmem_heap1_.InterlockedAdd(vkshmem_head_off_, total, h);
+    first = WaveReadLaneFirst(h) + offset;
     vkshmem_last_ticket_ = first + want - 1u;
     vkshmem_pending_ = true;
+    n = vkshmem_wait_iters_();
+    for (i = 0u; i <= n; ++i) {
+        ok = WaveActiveAllTrue(vkshmem_slots_free_(first, want, vkshmem_done_()));
+        if (ok || i == n) break;
+        if (vkshmem_backoff_()) break;
+    }
+    vkshmem_charge_(i + 2u);
+    if (!ok) { /* taken and never published: the dispatch reports the ring left behind */
+        vkshmem_wait_failed_(VKSHMEM_ERR_PROXY_TIMEOUT, VKSHMEM_WAIT_ID_RING_SLOT, i);
+        return false;
+    }
+    vkshmem_fence_();
     return true;
 }
 

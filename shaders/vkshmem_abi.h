@@ -11,7 +11,7 @@
 #define VKSHMEM_ABI_H
 
 #define VKSHMEM_ABI_MAGIC 0x766b7368u /* "vksh" */
-#define VKSHMEM_ABI_VERSION 8u
+#define VKSHMEM_ABI_VERSION 9u
 
 /* vkshmem_state.flags */
 #define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
@@ -108,7 +108,7 @@
  * a PE's shaders and its proxy: a proxied bulk put moves about that much per completion round
  * trip of the proxy's device copies (tens of microseconds on an H100). */
 #define VKSHMEM_RING_SLOTS 1024u
-#define VKSHMEM_RING_PAYLOAD_BYTES 4096u /* per slot; larger puts and gets are split */
+#define VKSHMEM_RING_PAYLOAD_BYTES 8192u /* per slot; larger puts and gets are split */
 /* Where the ring has device memory for what the proxy writes (vkshmem_ring_layout's completed_at),
  * the shaders' own words are there too, at these offsets from completed_at: the head (a u32) and
  * the slots' answer flags (a u32 per slot) */
@@ -140,7 +140,10 @@ using u64 = std::uint64_t;
  *   offset 48: peers                     (vkshmem_peer[n_pes])
  *   offset 56: ring                      (vkshmem_ring)
  *   offset 64: flags, error, error_info, wait_polls
- *   offset 80: self                      (this block's own device address)
+ *   offset 80: self                      (this block's own device address; in the device-local
+ *                                         copy of the state, peer table and ring layout that
+ *                                         vkshmemx_device_state() gives where the device has such
+ *                                         memory, the host block's: shaders record errors there)
  *   offset 88: hlsl_seg_shift, hlsl_map  (the HLSL library's heap bindings, see below)
  *   offset 96: teams, team_stride, n_teams (the team records, vkshmem_team_layout)
  *   offset 112: relay (counts the workgroups of relayed waits that finished: vulkan/kernels/cmd.glsl)

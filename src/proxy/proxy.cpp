@@ -28,7 +28,7 @@ std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) & ~(a - 
 // A batch of streamed puts goes to the device once it holds this much (or nothing more is
 // published): each submission costs the proxy tens of microseconds of driver time (an H100: the
 // proxy was busy for all of a proxied bulk put at 256 KiB per batch), and a few batches in
-// flight keep the copy engine busy while slots stay free (the ring holds 4 MiB).
+// flight keep the copy engines busy while slots stay free (the ring holds 8 MiB).
 constexpr std::size_t kStreamBatch = 1 << 20;
 
 // VKSHMEM_DEVICE_WAIT_POLLS=0. lavapipe ends every loop after 65,535 iterations, so a wait there
@@ -168,6 +168,25 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     std::memset(p->cmd_base_, 0, 256);
     std::memcpy(p->cmd_base_, st, sizeof *st);
     reinterpret_cast<vkshmem_state_layout*>(p->cmd_base_)->self = p->cmd_block_.address;
+    // The read-only head of the block (state, peer table, ring layout) again in device-local
+    // memory, which vkshmemx_device_state() then gives: every workgroup's vkshmem_init and every
+    // route lookup read it, which in host memory is a read across the bus in each workgroup. Its
+    // `self` still names the host block, where shaders record errors. The recorded operations'
+    // block reads the table and the layout there too.
+    if (p->ans_) {
+        if (auto m = dev.allocate_mapped(L.requests, VulkanDevice::MappedUse::ShaderReads)) {
+            p->mirror_ = *m;
+            char* mb = static_cast<char*>(p->mirror_.mapped);
+            std::memcpy(mb, p->base_, L.requests);
+            for (char* b : {mb + L.state, p->cmd_base_}) {
+                auto* s = reinterpret_cast<vkshmem_state_layout*>(b);
+                s->peers = p->mirror_.address + L.peers;
+                s->ring = p->mirror_.address + L.ring;
+            }
+        } else {
+            VKSHMEM_DEBUG("proxy: the state block only in host memory: {}", m.error().message);
+        }
+    }
     if (auto stream = dev.copy_stream()) p->stream_ = std::move(*stream);
     else VKSHMEM_DEBUG("proxy: puts by device copy wait for each batch: {}", stream.error().message);
     std::atomic_thread_fence(std::memory_order_release);
@@ -182,6 +201,8 @@ void Proxy::dispatch_begin() {
     settle_ns_at_begin_ = settle_ns_.load(std::memory_order_relaxed);
     busy_ns_at_begin_ = busy_ns_.load(std::memory_order_relaxed);
     runs_at_begin_ = runs_.load(std::memory_order_relaxed);
+    launches_at_begin_ = launches_.load(std::memory_order_relaxed);
+    launch_ns_at_begin_ = launch_ns_.load(std::memory_order_relaxed);
     active_.fetch_add(1, std::memory_order_seq_cst);
     inbox_.wake();
 }
@@ -210,7 +231,7 @@ bool Proxy::dispatch_end(int timeout_ms) {
         };
         const std::uint64_t n = served_.load(std::memory_order_relaxed) - served_at_begin_;
         VKSHMEM_DEBUG("proxy: a dispatch of {:.3f} ms: head {}, completed {}; {} requests in {} runs served{} (busy "
-                      "{:.3f} ms); {} batches of puts settled in {:.3f} ms",
+                      "{:.3f} ms); {} batches of puts settled in {:.3f} ms; {} batches of copies launched in {:.3f} ms",
                       (ns(steady_clock::now()) - ns(begin_)) / 1e6, head.load(std::memory_order_relaxed),
                       completed.load(std::memory_order_relaxed), n,
                       runs_.load(std::memory_order_relaxed) - runs_at_begin_,
@@ -219,7 +240,9 @@ bool Proxy::dispatch_end(int timeout_ms) {
                         : std::string(),
                       (busy_ns_.load(std::memory_order_relaxed) - busy_ns_at_begin_) / 1e6,
                       settles_.load(std::memory_order_relaxed) - settles_at_begin_,
-                      (settle_ns_.load(std::memory_order_relaxed) - settle_ns_at_begin_) / 1e6);
+                      (settle_ns_.load(std::memory_order_relaxed) - settle_ns_at_begin_) / 1e6,
+                      launches_.load(std::memory_order_relaxed) - launches_at_begin_,
+                      (launch_ns_.load(std::memory_order_relaxed) - launch_ns_at_begin_) / 1e6);
     }
     return ok;
 }
@@ -234,6 +257,7 @@ Proxy::~Proxy() {
     if (cmd_base_) dev_.release(cmd_block_);
     if (teams_base_) dev_.release(teams_local_);
     if (ans_) dev_.release(answers_);
+    if (mirror_.mapped) dev_.release(mirror_);
 }
 
 void Proxy::publish_team(int slot, int me, const std::vector<int>& members, std::uint64_t sync, std::uint64_t scratch,
@@ -448,9 +472,19 @@ bool Proxy::serve_one() {
 }
 
 void Proxy::launch() {
+    const bool timed = log_enabled(LogLevel::Debug);
+    const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     auto batch = stream_->submit();
     if (!batch) fatal("shader request (proxy)", "{}", batch.error().message);
-    if (*batch) flights_.push_back({*batch, deferred_});
+    if (!*batch) return;
+    flights_.push_back({*batch, deferred_});
+    if (timed) {
+        launches_.fetch_add(1, std::memory_order_relaxed);
+        launch_ns_.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                            std::chrono::steady_clock::now() - t0)
+                                                            .count()),
+                             std::memory_order_relaxed);
+    }
 }
 
 void Proxy::land(bool wait) {

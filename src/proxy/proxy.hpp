@@ -30,7 +30,7 @@ public:
     static Result<std::unique_ptr<Proxy>> create(const Config& cfg, VulkanDevice& dev, SymmetricMemory& mem);
     ~Proxy();
 
-    std::uint64_t state_address() const { return block_.address; }
+    std::uint64_t state_address() const { return mirror_.mapped ? mirror_.address : block_.address; }
     // The state block of the queue-ordered operations (vkshmemx_cmd_*): the same but for its
     // error fields, which the thread watches and reports (ending the job), as no call returns them.
     std::uint64_t cmd_state_address() const { return cmd_block_.address; }
@@ -83,6 +83,7 @@ private:
     DeviceMemory answers_;
     DeviceMemory cmd_block_;
     DeviceMemory teams_local_; // the team records again, device-local (state.teams_local)
+    DeviceMemory mirror_;      // the state, peer table and ring layout again, device-local
     char* teams_base_ = nullptr;
     char* cmd_base_ = nullptr;
     char* ans_ = nullptr;
@@ -121,8 +122,10 @@ private:
     std::uint64_t served_at_begin_ = 0;
     // Batches of puts settled, and the time spent waiting for them (the debug report's).
     // Also the runs of tickets served and the time spent serving them (debug level only).
-    std::atomic<std::uint64_t> settles_{0}, settle_ns_{0}, runs_{0}, busy_ns_{0};
-    std::uint64_t settles_at_begin_ = 0, settle_ns_at_begin_ = 0, runs_at_begin_ = 0, busy_ns_at_begin_ = 0;
+    // And the batches of the copy stream launched, and the time their submission took.
+    std::atomic<std::uint64_t> settles_{0}, settle_ns_{0}, runs_{0}, busy_ns_{0}, launches_{0}, launch_ns_{0};
+    std::uint64_t settles_at_begin_ = 0, settle_ns_at_begin_ = 0, runs_at_begin_ = 0, busy_ns_at_begin_ = 0,
+                  launches_at_begin_ = 0, launch_ns_at_begin_ = 0;
     am::Inbox inbox_; // also where the idle thread sleeps (dispatch_begin wakes it)
     std::thread thread_;
     std::unique_ptr<ShaderDescriptors> descriptors_;

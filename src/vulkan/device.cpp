@@ -204,7 +204,7 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& se
             transfer = static_cast<int>(i);
         if (compute2 < 0 && i != d->queue_family_ && (fl & VK_QUEUE_COMPUTE_BIT)) compute2 = static_cast<int>(i);
     }
-    const float prio[2] = {1.0f, 1.0f};
+    const float prio[4] = {1.0f, 1.0f, 1.0f, 1.0f};
     std::vector<VkDeviceQueueCreateInfo> qcis;
     auto want = [&](std::uint32_t fam, std::uint32_t count) {
         VkDeviceQueueCreateInfo q{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -217,7 +217,9 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& se
     };
     const bool second = transfer < 0 || compute2 < 0; // a second queue of the main family is used
     const std::uint32_t main_queues = want(d->queue_family_, second ? 2 : 1);
-    if (transfer >= 0) want(static_cast<std::uint32_t>(transfer), 1);
+    // Up to 4 queues of the transfer family: the proxy's copy stream spreads its batches over
+    // them (each may be a copy engine of its own).
+    const std::uint32_t copy_queues = transfer >= 0 ? want(static_cast<std::uint32_t>(transfer), 4) : 0;
     if (compute2 >= 0) want(static_cast<std::uint32_t>(compute2), 1);
     const char* exts[] = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
     // What shaders may use, where the device offers it: 64-bit integers and
@@ -265,9 +267,12 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::create(const std::string& se
     d->copy_queue_ = spare;
     d->amo_queue_ = spare;
     if (transfer >= 0) vkGetDeviceQueue(d->device_, d->copy_family_, 0, &d->copy_queue_);
+    d->stream_queues_.assign(std::max(copy_queues, 1u), d->copy_queue_);
+    for (std::uint32_t i = 1; i < copy_queues; ++i) vkGetDeviceQueue(d->device_, d->copy_family_, i, &d->stream_queues_[i]);
     if (compute2 >= 0) vkGetDeviceQueue(d->device_, d->amo_family_, 0, &d->amo_queue_);
-    VKSHMEM_DEBUG("device: dispatches on family {}, copies on family {}{}, atomics on family {}{}",
+    VKSHMEM_DEBUG("device: dispatches on family {}, copies on family {}{} ({} queues), atomics on family {}{}",
                   d->queue_family_, d->copy_family_, d->copy_queue_ == d->queue_ ? " (the same queue)" : "",
+                  d->stream_queues_.size(),
                   d->amo_family_, d->amo_queue_ == d->queue_ ? " (the same queue)" : "");
     if (auto f = d->finish_setup(); !f) return f.error();
     return d;
@@ -294,6 +299,7 @@ Result<std::unique_ptr<VulkanDevice>> VulkanDevice::adopt(const AdoptedDevice& a
     d->queue_family_ = d->copy_family_ = d->amo_family_ = a.family;
     d->families_ = {a.family};
     d->queue_ = d->copy_queue_ = d->amo_queue_ = a.queue;
+    d->stream_queues_ = {a.queue};
     if (auto f = d->finish_setup(); !f) return f.error();
     return d;
 }

@@ -251,6 +251,7 @@ private:
     VkDevice device_ = VK_NULL_HANDLE;
     VkQueue queue_ = VK_NULL_HANDLE;      // the application's dispatches
     VkQueue copy_queue_ = VK_NULL_HANDLE; // the runtime's copies (== queue_ with one queue)
+    std::vector<VkQueue> stream_queues_;  // copy_queue_, then the copy family's other queues
     VkQueue amo_queue_ = VK_NULL_HANDLE;  // the runtime's one-invocation atomics
     std::uint32_t queue_family_ = 0, copy_family_ = 0, amo_family_ = 0;
     std::vector<std::uint32_t> families_; // every family with a queue of ours (buffer sharing)

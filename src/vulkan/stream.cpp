@@ -12,9 +12,12 @@ namespace vkshmem {
 
 Result<std::unique_ptr<VulkanDevice::CopyStream>> VulkanDevice::copy_stream() {
     std::unique_ptr<CopyStream> s(new CopyStream(*this));
-    for (CopyStream::Slot& slot : s->slots_) {
+    // Batches go to the copy family's queues in turn: a copy engine pays microseconds per region,
+    // which several engines pay side by side.
+    for (std::size_t i = 0; i < CopyStream::kDepth; ++i) {
+        CopyStream::Slot& slot = s->slots_[i];
         slot.sub.family = copy_family_;
-        slot.sub.queue = copy_.queue;
+        slot.sub.queue = stream_queues_.empty() ? copy_.queue : stream_queues_[i % stream_queues_.size()];
         if (auto r = make_submitter(slot.sub); !r) return r.error();
     }
     return s;

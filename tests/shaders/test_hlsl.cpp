@@ -141,7 +141,9 @@ TEST_CASE("HLSL: putmem/getmem (+nbi), typed and sized put/get, p and g; both he
     };
     const Op bulk[] = {{0, 1, true}, {1, 1, false}, {2, 1, true}, {3, 1, false}, {4, 4, true},
                        {5, 8, false}, {6, 4, true}, {7, 8, false}, {8, 16, true}, {9, 1, false}};
-    constexpr std::size_t region = 4096 + 256;
+    // Up to two proxy ring slots and more (VKSHMEM_RING_PAYLOAD_BYTES, 8 KiB): proxied transfers
+    // of several pieces.
+    constexpr std::size_t region = 2 * 8192 + 256;
     constexpr std::uint32_t kChunks = 6;
     for (std::uint32_t chunk = 0; chunk < kChunks; ++chunk) {
         const Kernel k(kernel_spv("hlsl_ops_rma_" + std::to_string(chunk)));

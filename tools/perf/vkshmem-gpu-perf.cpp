@@ -24,7 +24,9 @@
 #include "proxy_rtt_comp_spv.h"
 #include "put_comp_spv.h"
 #include "put_long_p_comp_spv.h"
+#include "put_setup_comp_spv.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +49,7 @@ void die(const char* what) {
 // host-visible memory (from_host: the ceiling for a host put into a device
 // heap) or from other device-local memory (the driver's device copy, one of the
 // two a shader put is measured against).
-double raw_copy_gbps(std::size_t bytes, int reps, bool from_host) {
+double raw_copy_gbps(std::size_t bytes, int reps, bool from_host, bool cached = false, std::size_t piece = 0) {
     VkDevice dev = vkshmemx_vk_device();
     VkPhysicalDevice pd = vkshmemx_vk_physical_device();
     std::uint32_t family = 0;
@@ -80,7 +82,8 @@ double raw_copy_gbps(std::size_t bytes, int reps, bool from_host) {
     VkBuffer hb, db;
     VkDeviceMemory hm, dm;
     if (from_host)
-        make(VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+        make(VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                 (cached ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0),
              VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, hb, hm);
     else
         make(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, hb, hm);
@@ -97,8 +100,11 @@ double raw_copy_gbps(std::size_t bytes, int reps, bool from_host) {
     vkAllocateCommandBuffers(dev, &cai, &cmd);
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     vkBeginCommandBuffer(cmd, &bi);
-    VkBufferCopy region{0, 0, bytes};
-    vkCmdCopyBuffer(cmd, hb, db, 1, &region);
+    // piece: as many regions of that size (the proxy's batches of shader puts)
+    std::vector<VkBufferCopy> regions;
+    for (std::size_t at = 0; at < bytes; at += piece ? piece : bytes)
+        regions.push_back({at, at, std::min(bytes - at, piece ? piece : bytes)});
+    vkCmdCopyBuffer(cmd, hb, db, static_cast<std::uint32_t>(regions.size()), regions.data());
     vkEndCommandBuffer(cmd);
     VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;
@@ -254,7 +260,6 @@ int main(int argc, char** argv) {
                          bytes, me, 0};
         row_gbps("shader putmem_wg into this PE's host heap (GPU -> host)", bytes / time_dispatch(put, 1024, ph, reps) / 1e9,
                  0);
-        vkshmemx_kernel_destroy(put);
         std::fflush(stdout);
 
         if (diag) {
@@ -268,8 +273,32 @@ int main(int argc, char** argv) {
             k = kernel(put_long_p_comp_spv, sizeof put_long_p_comp_spv, 40);
             row_gbps("  diag: shmem_long_p per 8 bytes", bytes / time_dispatch(k, 1024, pp, reps) / 1e9, copy_gbps);
             vkshmemx_kernel_destroy(k);
+            // A dispatch of the library's setup alone, then with an empty putmem_wg and a quiet.
+            k = kernel(put_setup_comp_spv, sizeof put_setup_comp_spv, 40);
+            for (std::uint32_t g : {1024u, 4096u})
+                for (std::uint32_t what : {0u, 1u}) {
+                    PutPush e = pp;
+                    e.pad = what;
+                    std::printf("  diag: %u workgroups: %-33s %9.1f us\n", g,
+                                what ? "setup, empty putmem_wg, quiet" : "vkshmem_init alone",
+                                time_dispatch(k, g, e, reps) * 1e6);
+                }
+            vkshmemx_kernel_destroy(k);
+            // The rows above use 1024 workgroups: whether a cost per workgroup (the library's
+            // setup, its quiet) or the number in flight is what a put loses.
+            k = kernel(copy_comp_spv, sizeof copy_comp_spv, 24);
+            for (std::uint32_t g : {128u, 256u, 512u, 2048u, 4096u}) {
+                char what[64];
+                std::snprintf(what, sizeof what, "  diag: %u workgroups: compute copy", g);
+                const double c = bytes / time_dispatch(k, g, cp, reps) / 1e9;
+                row_gbps(what, c, copy_gbps);
+                std::snprintf(what, sizeof what, "  diag: %u workgroups: putmem_wg, of that copy", g);
+                row_gbps(what, bytes / time_dispatch(put, g, pp, reps) / 1e9, c);
+            }
+            vkshmemx_kernel_destroy(k);
             std::fflush(stdout);
         }
+        vkshmemx_kernel_destroy(put);
 
         const double raw_h2d = raw_copy_gbps(bytes, reps, true);
         double t_hput = 1e30;
@@ -297,6 +326,12 @@ int main(int argc, char** argv) {
         }
         const double t_nbi = (now() - t0) / (rounds * window);
         row_gbps("vkCmdCopyBuffer host-visible -> device-local (raw)", raw_h2d, 0);
+        if (diag) {
+            row_gbps("  diag: the same from host-cached memory", raw_copy_gbps(bytes, reps, true, true), raw_h2d);
+            row_gbps("  diag: the same in 32 KiB regions", raw_copy_gbps(bytes, reps, true, true, 32 << 10), raw_h2d);
+            row_gbps("  diag: 1 MiB from host-cached memory", raw_copy_gbps(1 << 20, reps, true, true), raw_h2d);
+            row_gbps("  diag: 1 MiB in 32 KiB regions", raw_copy_gbps(1 << 20, reps, true, true, 32 << 10), raw_h2d);
+        }
         row_gbps("host putmem, host heap -> peer's device heap", bytes / t_hput / 1e9, raw_h2d);
         std::printf("%-58s %9.3f us\n", "8-byte host put + quiet into the peer's device heap", t_small * 1e6);
         std::printf("%-58s %9.3f us\n", "8-byte host put_nbi into it, 64 per quiet (per put)", t_nbi * 1e6);
