@@ -5,6 +5,7 @@
 // for the device-heap paths where the CPU must not read (DESIGN §1).
 #pragma once
 
+#include "core/fair_mutex.hpp"
 #include "core/result.hpp"
 
 #include <vulkan/vulkan.h>
@@ -80,7 +81,7 @@ public:
     // Without them, one the proxy needs while a shader runs waits for that shader.
     bool separate_copy_queue() const { return copy_queue_ != queue_ && amo_queue_ != queue_; }
     // Serializes submissions to queue() when the runtime submits to it too.
-    std::mutex& queue_mutex() { return copy_mu_; }
+    FairMutex& queue_mutex() { return copy_mu_; }
 
     // Mapped, host-coherent memory with a device address. HostReads: what the
     // CPU reads back (the device state block, the ring, the staging buffer).
@@ -262,7 +263,7 @@ private:
     PFN_vkGetMemoryFdKHR get_memory_fd_ = nullptr;
     PFN_vkGetMemoryHostPointerPropertiesEXT get_host_ptr_props_ = nullptr;
 
-    std::mutex copy_mu_; // copy_ and amo_ (one staging buffer, one mailbox)
+    FairMutex copy_mu_; // copy_ and amo_ (one staging buffer, one mailbox); fair: see fair_mutex.hpp
     Submitter copy_, amo_;
     DeviceMemory staging_;
     VkShaderModule amo_module_ = VK_NULL_HANDLE;
