@@ -61,8 +61,9 @@ TEST_CASE("wait_for: a budget of 0 never spins") {
 }
 
 // A thread that never yields shares the waiter's CPU (both pinned to one): the waiter's yield
-// returns only after the hog's time slice, so the waiter naps for the rest of the wait and for
-// kNapWaits more waits; the budget counts down one per wait.
+// returns only after the hog's time slice, so the waiter naps for the rest of the wait (its
+// probing yields lose the core too) and for kNapWaits more waits; the budget counts down one per
+// wait.
 TEST_CASE("wait_for: a yield that loses the core for long turns the waits into naps") {
     SpinCap cap(16);
     cpu_set_t one;
@@ -88,5 +89,18 @@ TEST_CASE("wait_for: a yield that loses the core for long turns the waits into n
     CHECK(t_nap_waits == kNapWaits);
     polls_needed(20); // a wait that naps (the count goes down by one)
     CHECK(t_nap_waits == kNapWaits - 1);
+    t_nap_waits = 0;
+}
+
+// A wait that naps while nothing holds its core goes back to yields at its next probe: its
+// naps end. (A probe can lose the core to another program on a loaded machine; the wait lasts
+// through several probes, of which one that finds the core free is enough.)
+TEST_CASE("wait_for: a long wait that naps goes back to yields once a yield is cheap again") {
+    SpinCap cap(16);
+    t_nap_waits = kNapWaits; // as after a slow yield
+    t_probe_every = kProbeFirst;
+    polls_needed(20000); // kProbeFirst naps, then probes (at most 9 of them in this many polls)
+    CHECK(t_nap_waits == 0);
+    CHECK(t_probe_every == kProbeFirst);
     t_nap_waits = 0;
 }
