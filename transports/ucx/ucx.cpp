@@ -76,6 +76,10 @@ std::string resources(ucp_context_h ctx) {
     return out.empty() ? " none" : out;
 }
 
+// The progress thread's first look again at an application thread that is still posting
+// non-blocking operations (progress_loop), in ns.
+constexpr std::int64_t kPostingNapFirst = 10'000;
+
 // One UCP worker with its endpoints and the peers' keys unpacked on them: the
 // PE's default, the one peers connect to, or a context's own (open_domain),
 // whose operations neither wait for nor hold up those of the other workers.
@@ -100,7 +104,7 @@ struct Lane final : Domain {
     std::atomic<bool> posted{false};
     // The progress thread's: how long it sleeps before it looks again at an application thread
     // that is posting non-blocking operations (progress_loop).
-    std::int64_t posting_nap = 10'000;
+    std::int64_t posting_nap = kPostingNapFirst;
 };
 
 // What a peer handed over at connect(): enough to open another worker's endpoints to it.
@@ -424,7 +428,7 @@ void Ucx::progress_loop() {
                 sleep_ns = std::min(sleep_ns, std::max<std::int64_t>(hold_off - since, least));
                 return;
             }
-            l.posting_nap = kStepIn / 2;
+            l.posting_nap = kPostingNapFirst;
             // An application thread that holds the worker is using it: this thread does not queue
             // for it (blocking on the mutex made every unlock of the posting thread a futex wake,
             // a system call per 8-byte put_nbi), but looks again shortly.
@@ -435,23 +439,21 @@ void Ucx::progress_loop() {
             }
             ucs_status_t armed = UCS_OK;
             bool yielded = false;
-            {
-                // At most 64 calls per hold: a stream of incoming operations must not keep the
-                // worker from the others for good.
-                int calls = 0;
-                while (progress_worker(l) != 0) {
-                    if (slow_progress_us_) usleep(slow_progress_us_);
-                    // Another thread wants the worker for an operation of its own: let it have it
-                    // now (it progresses the worker while it waits). Holding on while work keeps
-                    // arriving would starve it: peers polling this PE's inbox can keep the worker
-                    // busy while the proxy thread waits to send the answer they poll for.
-                    if (++calls == 64 || l.waiting.load(std::memory_order_relaxed)) {
-                        yielded = true;
-                        break;
-                    }
+            // At most 64 calls per hold: a stream of incoming operations must not keep the
+            // worker from the others for good.
+            int calls = 0;
+            while (progress_worker(l) != 0) {
+                if (slow_progress_us_) usleep(slow_progress_us_);
+                // Another thread wants the worker for an operation of its own: let it have it
+                // now (it progresses the worker while it waits). Holding on while work keeps
+                // arriving would starve it: peers polling this PE's inbox can keep the worker
+                // busy while the proxy thread waits to send the answer they poll for.
+                if (++calls == 64 || l.waiting.load(std::memory_order_relaxed)) {
+                    yielded = true;
+                    break;
                 }
-                if (!yielded && !busy) armed = ucp_worker_arm(l.worker);
             }
+            if (!yielded && !busy) armed = ucp_worker_arm(l.worker);
             lk.unlock();
             // More arrived meanwhile, or this PE's own non-blocking operations are in flight:
             // they move as fast as the worker is progressed (a get over tcp as each segment of
