@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "core/log.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -26,8 +27,16 @@ const char* level_name(LogLevel l) {
 } // namespace
 
 void emit(LogLevel level, std::string_view msg) {
-    // One write per line so lines of different PEs do not interleave.
-    std::string line = fmt::format("{} vkshmem {}: {}\n", log_prefix(), level_name(level), msg);
+    // One write per line so lines of different PEs do not interleave. Debug and trace lines carry
+    // the time of day (seconds within the hour, to the microsecond), to put PEs' events in order.
+    std::string at;
+    if (level >= LogLevel::Debug) {
+        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+        at = fmt::format(" {:04}.{:06}", us / 1000000 % 3600, us % 1000000);
+    }
+    std::string line = fmt::format("{}{} vkshmem {}: {}\n", log_prefix(), at, level_name(level), msg);
     ssize_t r = ::write(STDERR_FILENO, line.data(), line.size());
     (void)r;
 }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstddef>
 #include <cstring>
@@ -171,10 +172,17 @@ bool Inbox::serve() {
         any = true;
         cross_process_acquire(); // the sender's data and what it did before sending
         std::uint64_t value;
+        const bool timed = log_enabled(LogLevel::Debug);
+        const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         {
             [[maybe_unused]] ForPeers peers; // the sender's accesses; released before the answer
             value = execute(m);
         }
+        // (A diagnostic: a message that took long to carry out, and what it was.)
+        if (const auto d = timed ? std::chrono::steady_clock::now() - t0 : std::chrono::nanoseconds{0};
+            d > std::chrono::milliseconds(100))
+            VKSHMEM_DEBUG("active message from PE {} (op {}, space {}, offset {:#x}, {} bytes) took {:.1f} ms", m.from,
+                          m.op, m.space, m.offset, m.bytes, std::chrono::duration<double, std::milli>(d).count());
         // A full fence: stores into a BAR mapping sit in write-combining
         // buffers, which the release store of the reply does not drain; the
         // sender's next step may be a device copy that reads them.

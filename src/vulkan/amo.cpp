@@ -191,6 +191,11 @@ Result<std::uint64_t> VulkanDevice::atomic(std::uint64_t address, int target_pe,
     }
     std::uint64_t old = word<std::uint64_t>(rp, offsetof(R, result)).load(std::memory_order_relaxed);
     if (width == 4) old &= 0xffffffffu;
+    VKSHMEM_TRACE("device atomic {}: op {}, {} bytes, PE {} offset {:#x}, operand {:#x}: old {:#x}", seq, op, width,
+                  target_pe, target_off, operand, old);
+    if (slow_logged && log_enabled(LogLevel::Debug))
+        VKSHMEM_DEBUG("device atomic {} done after {:.1f} ms", seq,
+                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - posted_at).count());
     return old;
 }
 

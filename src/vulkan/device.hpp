@@ -80,8 +80,11 @@ public:
     // Whether the runtime's copies and atomics have queues of their own.
     // Without them, one the proxy needs while a shader runs waits for that shader.
     bool separate_copy_queue() const { return copy_queue_ != queue_ && amo_queue_ != queue_; }
-    // Serializes submissions to queue() when the runtime submits to it too.
-    FairMutex& queue_mutex() { return copy_mu_; }
+    // Serializes submissions to queue(): its own lock where the runtime's copies and atomics have
+    // queues of their own. vkQueueSubmit may block until the GPU has worked through earlier
+    // commands (measured on an H100, a command buffer of thousands of recorded dispatches), and
+    // those may wait for a copy the proxy makes: the copies must not wait for that lock.
+    FairMutex& queue_mutex() { return separate_copy_queue() ? queue_mu_ : copy_mu_; }
 
     // Mapped, host-coherent memory with a device address. HostReads: what the
     // CPU reads back (the device state block, the ring, the staging buffer).
@@ -264,6 +267,7 @@ private:
     PFN_vkGetMemoryHostPointerPropertiesEXT get_host_ptr_props_ = nullptr;
 
     FairMutex copy_mu_; // copy_ and amo_ (one staging buffer, one mailbox); fair: see fair_mutex.hpp
+    FairMutex queue_mu_; // queue_, where copies and atomics have queues of their own
     Submitter copy_, amo_;
     DeviceMemory staging_;
     VkShaderModule amo_module_ = VK_NULL_HANDLE;

@@ -222,8 +222,7 @@ Result<void> VulkanKernel::submit(std::uint32_t gx, std::uint32_t gy, std::uint3
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd_;
-    std::unique_lock lk(dev_.queue_mutex(), std::defer_lock);
-    if (!dev_.separate_copy_queue()) lk.lock();
+    std::lock_guard lk(dev_.queue_mutex());
     VkResult r = vkQueueSubmit(dev_.queue(), 1, &si, fence_);
     if (r != VK_SUCCESS) return make_error(fmt::format("vkQueueSubmit: {}", vk_result_name(r)), r);
     return {};
