@@ -689,6 +689,16 @@ uint64_t vkshmem_proxy_small_(uint op, int pe, uint bytes, uint64_t target, uint
     return v;
 }
 
+/* Whether a store or atomic on `flag` at `pe` could arrive before data put to `data` there: the
+ * data goes through the proxy and the flag does not (their heaps have different routes, as with
+ * VKSHMEM_SHARE_DEVICE_HEAPS=0). Otherwise stores are ordered by memory barriers, and the proxy's
+ * requests by their tickets. */
+bool vkshmem_overtakes_(uint64_t data, uint64_t flag, int pe) {
+    uint64_t r;
+    return vkshmem_route_(data, uint64_t(1), pe, false, r) == VKSHMEM_ROUTE_PROXY_ &&
+           vkshmem_route_(flag, uint64_t(8), pe, false, r) == VKSHMEM_ROUTE_DIRECT_;
+}
+
 /* ---- Ordering and completion -------------------------------------------------------------------- */
 /* Completes every operation this invocation issued: its stores are visible device-wide and the
  * proxy has executed every request it sent. */
@@ -987,13 +997,18 @@ void shmem_putmem_signal_nbi(uint64_t dest, uint64_t source, uint64_t nelems, ui
 }
 
 /* put_signal by the whole workgroup (every invocation calls it with the same arguments, in
- * uniform control flow): the data split over every invocation as shmem_putmem_wg, each
- * invocation's part completed (shmem_quiet), then the signal alone, by invocation 0. */
+ * uniform control flow): the data split over every invocation as shmem_putmem_wg, then the signal
+ * alone, by invocation 0. Stores are visible (put_wg's memory barrier) before it; requests to the
+ * proxy come before it in ticket order, and the proxy carries out a signal only after the puts
+ * before it. Nothing here waits for the proxy: a kernel that waits on a GPU that other processes
+ * share holds them up, and with them copies the proxy's requests may need (PEs on two GPUs). */
 void shmem_putmem_signal_wg(uint64_t dest, uint64_t source, uint64_t nelems, uint64_t sig_addr, uint64_t signal,
                             int sig_op, int pe) {
     vkshmem_put_wg_(dest, source, nelems, pe);
-    shmem_quiet();
-    barrier();
+    if (vkshmem_overtakes_(dest, sig_addr, pe)) {
+        shmem_quiet();
+        barrier();
+    }
     if (gl_LocalInvocationIndex == 0u) vkshmem_put_signal_(dest, source, uint64_t(0), sig_addr, signal, sig_op, pe);
     vkshmem_fence_();
     barrier();

@@ -5,6 +5,7 @@
 //              BULK_TYPES[r.type] from r.src to r.dst on r.pe, signal r.b with sig_op r.flags
 //              to the uint64 at r.a
 //   SIG_SIZED, SIG_SIZED_NBI: the same with r.type 0 = putmem_signal, 1..5 = put8..put128_signal
+//   SIG_WG:    record per workgroup: shmem_putmem_signal_wg of r.n bytes, as SIG
 //   WAIT:      records: r.op 0 wait_until, 1 test (STD_TYPES[r.type], on the local r.dst, cmp
 //              r.flags, value r.a; writes 1 / the test result to r.c)
 //   WAIT_MISC: pc.mode 0: records: r.op 2 signal_wait_until on r.dst (writes the value it
@@ -19,6 +20,8 @@
 //              pc.mode 1: invocation 0 puts rec(0).n bytes from rec(0).src to rec(0).dst on the
 //              right neighbour with signal ADD 1 to rec(0).a there, waits for its own signal,
 //              then copies its own rec(0).dst to rec(0).b (what it saw once signalled)
+//              pc.mode 2: the same by the whole workgroup: shmem_putmem_signal_wg, then
+//              shmem_getmem_wg of what it saw
 layout(local_size_x = 64) in;
 #include "vkshmem.glsl"
 #include "common.glsl"
@@ -58,6 +61,11 @@ void main() {
             shmem_barrier_all_wg(pc.arg1);
         }
         if (bad != 0u) atomicAdd(L32(r.c).v, bad);
+    } else if (pc.mode == 2u) {
+        shmem_putmem_signal_wg(r.dst, r.src, r.n, r.a, 1ul, SHMEM_SIGNAL_ADD, (me + 1) % npes);
+        if (lane == 0u) shmem_signal_wait_until(r.a, SHMEM_CMP_GE, 1ul);
+        barrier();
+        shmem_getmem_wg(r.b, r.dst, r.n, me);
     } else if (lane == 0u) {
         shmem_putmem_signal(r.dst, r.src, r.n, r.a, 1ul, SHMEM_SIGNAL_ADD, (me + 1) % npes);
         shmem_signal_wait_until(r.a, SHMEM_CMP_GE, 1ul);
@@ -81,6 +89,11 @@ void main() {
     Rec r = rec(i);
     if (r.op == 2u) L64(r.c).v = shmem_signal_wait_until(r.dst, int(r.flags), r.a);
     else L64(r.c).v = shmem_signal_fetch(r.dst);
+#elif defined(VARIANT_SIG_WG)
+    const uint w = gl_WorkGroupID.x; // the whole workgroup's record: uniform control flow
+    if (w >= pc.count) return;
+    Rec r = rec(w);
+    shmem_putmem_signal_wg(r.dst, r.src, r.n, r.a, r.b, int(r.flags), r.pe);
 #else
     if (i >= pc.count) return;
     Rec r = rec(i);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Shader signals and synchronization: put_signal / put_signal_nbi of every type and every sized
-// form with SIGNAL_SET and SIGNAL_ADD; wait_until and test of every point-to-point type with
+// form with SIGNAL_SET and SIGNAL_ADD, and putmem_signal_wg with data and signal in either heap;
+// wait_until and test of every point-to-point type with
 // every comparison; signal_wait_until and signal_fetch; a later workgroup waiting for an earlier
 // one; a wait that can never complete, which vkshmemx_dispatch must report; and, with all PEs'
 // shaders running at once, shmem_barrier_all_wg rounds and a put_signal ring. On both heaps;
@@ -29,11 +30,13 @@ struct SigSpec {
 };
 
 // One put_signal per record into its own region and signal slot on the right neighbour; checks
-// the data that arrived from the left and this PE's signal slots.
-void run_signal(const Kernel& k, Space s, std::size_t region, const std::vector<SigSpec>& specs) {
+// the data that arrived from the left and this PE's signal slots. The signals are in `sig_space`;
+// `per_workgroup`: a workgroup carries out each record (else an invocation).
+void run_signal(const Kernel& k, Space s, std::size_t region, const std::vector<SigSpec>& specs, Space sig_space,
+                bool per_workgroup = false) {
     const std::size_t N = specs.size(), total = region * N;
     spmd::SymArray<unsigned char> dst(s, total), src(s, total);
-    spmd::SymArray<std::uint64_t> sig(s, N);
+    spmd::SymArray<std::uint64_t> sig(sig_space, N);
     Records recs(N);
     const std::uint64_t key = spmd::shared_key();
     auto sig_initial = [&](int pe) {
@@ -59,7 +62,7 @@ void run_signal(const Kernel& k, Space s, std::size_t region, const std::vector<
     Push p;
     p.recs = recs.address();
     p.count = static_cast<std::uint32_t>(N);
-    REQUIRE(k.run(static_cast<std::uint32_t>((N + 63) / 64), p) == 0);
+    REQUIRE(k.run(static_cast<std::uint32_t>(per_workgroup ? N : (N + 63) / 64), p) == 0);
     shmem_barrier_all();
     const std::vector<unsigned char> got = dst.load_all();
     std::vector<unsigned char> left(total);
@@ -143,7 +146,7 @@ TEST_CASE("put_signal, put_signal_nbi: every type and sized form, SET and ADD, b
                     specs.push_back({t, 0, e, spmd::shared_range(0, 7) * e, spmd::shared_range(0, 7) * e,
                                      random_count(R / e - 8), kBulk[t].name});
                 }
-                run_signal(k, s, R, specs);
+                run_signal(k, s, R, specs, s);
             }
         }
     }
@@ -160,9 +163,26 @@ TEST_CASE("put_signal, put_signal_nbi: every type and sized form, SET and ADD, b
                                      spmd::shared_range(0, 31 / step) * step, random_count((R - 32) / e),
                                      kSizedName[t]});
                 }
-            run_signal(k, s, R, specs);
+            run_signal(k, s, R, specs, s);
         }
     }
+}
+
+TEST_CASE("putmem_signal_wg: a workgroup per record, every pair of heaps for data and signal", "[signal]") {
+    // Up to 6 of the proxy's 8 KiB payload slots per record, so a record's data goes through the
+    // proxy in several pieces (with VKSHMEM_FORCE_PROXY, or SHARE_DEVICE_HEAPS=0 for the device
+    // heap), and the signal after all of them, through the proxy or straight.
+    constexpr std::size_t R = 48 << 10;
+    const Kernel k(kernel_spv("sync_sig_wg_0"));
+    for (Space s : kSpaces)
+        for (Space sig_space : kSpaces) {
+            INFO("data: " << spmd::name(s) << ", signals: " << spmd::name(sig_space));
+            std::vector<SigSpec> specs;
+            for (std::size_t n : {std::size_t{0}, std::size_t{1}, spmd::shared_range(2, 8191),
+                                  spmd::shared_range(8192, R - 64), R - 64})
+                specs.push_back({0, 0, 1, spmd::shared_range(0, 63), spmd::shared_range(0, 63), n, "putmem_signal_wg"});
+            run_signal(k, s, R, specs, sig_space, true);
+        }
 }
 
 // Runs `plan` (records without addresses: each gets its own ivar slot, initialised to
@@ -332,7 +352,8 @@ TEST_CASE("a host put or atomic on a peer's flag while the peer's kernel waits f
     }
 }
 
-TEST_CASE("live, all PEs at once: shmem_barrier_all_wg rounds, a put_signal ring", "[live]") {
+TEST_CASE("live, all PEs at once: shmem_barrier_all_wg rounds, put_signal rings (an invocation's, a workgroup's)",
+          "[live]") {
     if (const char* why = why_not_concurrent()) {
         report("skipped the live cross-PE test: %s", why);
         return;
@@ -383,8 +404,9 @@ TEST_CASE("live, all PEs at once: shmem_barrier_all_wg rounds, a put_signal ring
                    n, ms);
         }
         shmem_barrier_all();
-        {
-            INFO("shmem_putmem_signal to the right, shmem_signal_wait_until for the left");
+        for (std::uint32_t mode : {1u, 2u}) {
+            INFO((mode == 1 ? "shmem_putmem_signal" : "shmem_putmem_signal_wg")
+                 << " to the right, shmem_signal_wait_until for the left");
             constexpr std::size_t B = 20000;
             spmd::SymArray<unsigned char> data(s, B), mine(s, B), seen(Space::Host, B);
             spmd::SymArray<std::uint64_t> sig(s, 1);
@@ -397,7 +419,7 @@ TEST_CASE("live, all PEs at once: shmem_barrier_all_wg rounds, a put_signal ring
             shmem_barrier_all();
             Push p;
             p.recs = recs.address();
-            p.mode = 1;
+            p.mode = mode;
             CHECK(k.run(1, p) == 0);
             std::vector<unsigned char> left(B);
             spmd::fill_bytes(left.data(), B, Gen(key, static_cast<std::uint64_t>(spmd::left())));

@@ -40,8 +40,11 @@ layout(push_constant) uniform Push {
 #define CMD_WAIT_ID_TEAM 7u
 #define CMD_WAIT_ID_QUIET 6u
 
-// A team sync's arrival (vkshmem_arrive_wait_ without the wait): adds to every member's counter,
-// then completes the adds. The relayed wait that follows finds the count it waits for in the low
+// A team sync's arrival (vkshmem_arrive_wait_ without the wait): adds to every member's counter.
+// It does not wait for the adds that go through the proxy: the proxy carries out requests in ticket
+// order, each after those before it (a put's data before the arrival that follows it), and a
+// kernel that waits for the proxy may hold up the other processes on its GPU, whose copies the
+// requests may need (PEs on two GPUs). The relayed wait that follows finds the count it waits for in the low
 // half of the team record's reserved0, and the recorded reduction's combine the parity of this
 // sync (its scratch half) in the high half.
 void cmd_arrive(uint64_t team) {
@@ -54,7 +57,6 @@ void cmd_arrive(uint64_t team) {
         uint64_t add = k == 0 ? (1ul << 32) + 1ul : 1ul;
         vkshmem_amo64_(t.sync, VKSHMEM_AMO_ADD, add, 0ul, vkshmem_member_(t, (t.me + k) % t.size), false);
     }
-    shmem_quiet();
 }
 
 #if defined(CMD_SYNC)
@@ -97,11 +99,19 @@ void main() {
             dest += t.scratch + uint64_t((uint(vkshmem_load_(t.sync, 8u) >> 32) & 1u) * (t.scratch_bytes / 2u));
         }
         vkshmem_coll_move_(kind, t, dest, pc.src, pc.bytes, pc.pe, lane, lanes);
-        shmem_quiet();
-        if (pc.arg2 == 0u) return;
+        if (pc.arg2 == 0u) {
+            shmem_quiet();
+            return;
+        }
         // Then (arg2 1) this PE's arrival at the team's next sync, made by the last workgroup to
         // finish its part (counted in the record's reserved1, which it sets back to 0): every
-        // part has completed before any member sees the arrival.
+        // part is visible (stores) or taken before it (proxy requests, which the proxy carries out
+        // in order: cmd_arrive) before any member sees the arrival; completed first only where an
+        // arrival would not go through the proxy after it.
+        bool overtakes = false;
+        for (int k = 0; k < t.size; ++k) overtakes = overtakes || vkshmem_overtakes_(dest, t.sync, vkshmem_member_(t, k));
+        if (overtakes) shmem_quiet();
+        else vkshmem_fence_();
         barrier();
         if (gl_LocalInvocationIndex != 0u) return;
         vkshmem_fence_();
