@@ -756,7 +756,11 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
     uvec4 here = subgroupBallot(true);
     uint sub_lane = subgroupBallotExclusiveBitCount(here), sub_lanes = subgroupBallotBitCount(here);
     bool leader = !together || sub_lane == 0u; /* hands answered slots back */
-    uint sender = together ? gl_SubgroupID : lane, senders = together ? gl_NumSubgroups : lanes;
+    /* Together, the senders are the subgroups of every workgroup that takes part (lanes counts
+     * whole workgroups: one for the workgroup forms, the dispatch for recorded transfers). */
+    uint wgs = max(lanes / (gl_WorkGroupSize.x * gl_WorkGroupSize.y * gl_WorkGroupSize.z), 1u);
+    uint sender = together ? (lane / (lanes / wgs)) * gl_NumSubgroups + gl_SubgroupID : lane;
+    uint senders = together ? wgs * gl_NumSubgroups : lanes;
     uint64_t pb = proxy ? uint64_t(vkshmem_pbytes_) : max(bytes, uint64_t(1));
     uint64_t pieces = proxy ? (bytes + pb - uint64_t(1)) / pb : uint64_t(1);
     if (signal && pieces == uint64_t(0)) pieces = uint64_t(1);
