@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include <string_view>
 
 namespace vkshmem {
@@ -48,6 +50,24 @@ template <class... A> void log(LogLevel l, fmt::format_string<A...> f, A&&... a)
     do {                                                                                                         \
         if (::vkshmem::log_detail::g_pe <= 0) VKSHMEM_WARN(__VA_ARGS__);                                         \
     } while (0)
+
+// Times a step for a debug-level diagnostic ("this took long"): reads the clock only with debug
+// logging on, so it costs nothing otherwise.
+class DebugTimer {
+public:
+    DebugTimer() : on_(log_enabled(LogLevel::Debug)), t0_(on_ ? clock::now() : clock::time_point{}) {}
+    // The milliseconds since construction where debug logging is on and they exceed `limit`; else 0.
+    double over(std::chrono::milliseconds limit) const {
+        if (!on_) return 0.0;
+        const auto d = clock::now() - t0_;
+        return d > limit ? std::chrono::duration<double, std::milli>(d).count() : 0.0;
+    }
+
+private:
+    using clock = std::chrono::steady_clock;
+    bool on_;
+    clock::time_point t0_;
+};
 
 // Prints "[host:pid:PE n] vkshmem error: <call>: <message>" and ends the job
 // with status 1. Never returns.

@@ -446,18 +446,16 @@ bool Proxy::serve_one() {
     // puts before it, which it may depend on (a get or AMO of the same data, a signal, a quiet).
     const bool defer = run.op == VKSHMEM_OP_PUT;
     if (!defer) settle();
-    const bool timed = log_enabled(LogLevel::Debug);
-    const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const DebugTimer timer;
     execute(&run, payload, defer);
     // (A diagnostic: a request that held the proxy up for long, and what it was.)
-    if (const auto d = timed ? std::chrono::steady_clock::now() - t0 : std::chrono::nanoseconds{0};
-        d > std::chrono::milliseconds(100))
+    if (const double ms = timer.over(std::chrono::milliseconds(100)))
         VKSHMEM_DEBUG("proxy: tickets {}..{} (op {}, {} bytes, PE {}) took {:.1f} ms", first, first + n - 1, run.op,
-                      run.bytes, run.pe, std::chrono::duration<double, std::milli>(d).count());
+                      run.bytes, run.pe, ms);
     next_ = first + n;
     served_.fetch_add(n, std::memory_order_relaxed);
     runs_.fetch_add(1, std::memory_order_relaxed);
-    if (timed) // (a clock read per run costs the proxy's rate)
+    if (log_enabled(LogLevel::Debug)) // (a clock read per run costs the proxy's rate)
         last_served_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                   std::chrono::steady_clock::now().time_since_epoch())
                                   .count(),

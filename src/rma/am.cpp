@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <climits>
 #include <cstddef>
 #include <cstring>
@@ -172,17 +171,15 @@ bool Inbox::serve() {
         any = true;
         cross_process_acquire(); // the sender's data and what it did before sending
         std::uint64_t value;
-        const bool timed = log_enabled(LogLevel::Debug);
-        const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+        const DebugTimer timer;
         {
             [[maybe_unused]] ForPeers peers; // the sender's accesses; released before the answer
             value = execute(m);
         }
         // (A diagnostic: a message that took long to carry out, and what it was.)
-        if (const auto d = timed ? std::chrono::steady_clock::now() - t0 : std::chrono::nanoseconds{0};
-            d > std::chrono::milliseconds(100))
+        if (const double ms = timer.over(std::chrono::milliseconds(100)))
             VKSHMEM_DEBUG("active message from PE {} (op {}, space {}, offset {:#x}, {} bytes) took {:.1f} ms", m.from,
-                          m.op, m.space, m.offset, m.bytes, std::chrono::duration<double, std::milli>(d).count());
+                          m.op, m.space, m.offset, m.bytes, ms);
         // A full fence: stores into a BAR mapping sit in write-combining
         // buffers, which the release store of the reply does not drain; the
         // sender's next step may be a device copy that reads them.

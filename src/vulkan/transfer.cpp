@@ -7,14 +7,12 @@
 #include "core/log.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <fmt/format.h>
 
 namespace vkshmem {
 namespace {
 constexpr std::size_t kStagingBytes = 8u << 20;
-constexpr auto kSlowWait = std::chrono::milliseconds(100);
 }
 
 Result<void> VulkanDevice::ensure_staging() {
@@ -121,12 +119,11 @@ VkResult VulkanDevice::wait_fence(VkFence fence) {
     if (!is_cpu())
         for (int i = 0; i < 2000 && r == VK_NOT_READY; ++i) r = vkGetFenceStatus(device_, fence);
     if (r == VK_NOT_READY) {
-        const auto t0 = std::chrono::steady_clock::now();
+        const DebugTimer timer;
         r = vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX);
-        // (A diagnostic, with debug logging on: a copy held up behind other work for long.)
-        if (const auto d = std::chrono::steady_clock::now() - t0; d > kSlowWait && log_enabled(LogLevel::Debug))
-            VKSHMEM_DEBUG("device: a copy's fence took {:.1f} ms ({})",
-                          std::chrono::duration<double, std::milli>(d).count(), vk_result_name(r));
+        // (A diagnostic: a copy held up behind other work for long.)
+        if (const double ms = timer.over(std::chrono::milliseconds(100)))
+            VKSHMEM_DEBUG("device: a copy's fence took {:.1f} ms ({})", ms, vk_result_name(r));
     }
     return r;
 }

@@ -41,11 +41,11 @@ layout(push_constant) uniform Push {
 #define CMD_WAIT_ID_QUIET 6u
 
 // A team sync's arrival (vkshmem_arrive_wait_ without the wait): adds to every member's counter.
-// It does not wait for the adds that go through the proxy: the proxy carries out requests in ticket
-// order, each after those before it (a put's data before the arrival that follows it), and a
-// kernel that waits for the proxy may hold up the other processes on its GPU, whose copies the
-// requests may need (PEs on two GPUs). The relayed wait that follows finds the count it waits for in the low
-// half of the team record's reserved0, and the recorded reduction's combine the parity of this
+// It does not wait for the adds that go through the proxy: the proxy carries out requests in
+// ticket order, each after those before it (a put's data before the arrival that follows it), and
+// a kernel that waits for the proxy may hold up the other processes on its GPU, whose copies the
+// requests may need (PEs on two GPUs). The relayed wait that follows finds the count it waits for
+// in the low half of the team record's reserved0, and the recorded reduction's combine the parity of this
 // sync (its scratch half) in the high half.
 void cmd_arrive(uint64_t team) {
     vkshmem_team_ref_ ref = vkshmem_team_(team);
@@ -109,7 +109,8 @@ void main() {
         // in order: cmd_arrive) before any member sees the arrival; completed first only where an
         // arrival would not go through the proxy after it.
         bool overtakes = false;
-        for (int k = 0; k < t.size; ++k) overtakes = overtakes || vkshmem_overtakes_(dest, t.sync, vkshmem_member_(t, k));
+        for (int k = 0; k < t.size && !overtakes; ++k)
+            overtakes = vkshmem_overtakes_(dest, t.sync, vkshmem_member_(t, k));
         if (overtakes) shmem_quiet();
         else vkshmem_fence_();
         barrier();
