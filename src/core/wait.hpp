@@ -82,14 +82,15 @@ inline void nap(long ns) {
 
 // The pause between two polls of a wait whose spin is over, by the rules above: a yield while
 // yields are cheap; once one loses the core for over kLongYieldNs, sleep(kNapNs) for the rest of
-// this wait and the thread's next kNapWaits waits. One object per wait.
+// this wait and the thread's next kNapWaits waits. One object per wait. (The yield is a parameter
+// so that a unit test can make one lose the core for long without depending on the scheduler.)
 class Pause {
 public:
-    template <class Sleep> void operator()(Sleep sleep) {
+    template <class Sleep, class Yield> void operator()(Sleep sleep, Yield yield) {
         if (nap_ && ++naps_ < t_probe_every) return sleep(kNapNs);
         const bool probe = nap_;
         const std::int64_t t0 = monotonic_ns();
-        sched_yield();
+        yield();
         if (monotonic_ns() - t0 > kLongYieldNs) {
             nap_ = true;
             naps_ = 0;
@@ -101,6 +102,7 @@ public:
             t_probe_every = kProbeFirst;
         }
     }
+    template <class Sleep> void operator()(Sleep sleep) { (*this)(sleep, sched_yield); }
     void operator()() { (*this)(timer_nap); }
     ~Pause() {
         if (t_nap_waits > 0) --t_nap_waits;

@@ -7,10 +7,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <atomic>
-#include <chrono>
-#include <pthread.h>
-#include <thread>
 
 using namespace vkshmem;
 
@@ -60,33 +56,35 @@ TEST_CASE("wait_for: a budget of 0 never spins") {
     CHECK(t_spin_budget == 0);
 }
 
-// A thread that never yields shares the waiter's CPU (both pinned to one): the waiter's yield
-// returns only after the hog's time slice, so the waiter naps for the rest of the wait (its
-// probing yields lose the core too) and for kNapWaits more waits; the budget counts down one per
-// wait.
+// A yield that comes back only after kLongYieldNs (it lost the core to a thread that does not
+// yield) makes the wait nap for the rest of it and for kNapWaits more waits; the count goes down
+// one per wait. The slow yield is simulated: a real one depends on the scheduler and on whatever
+// else the machine runs (on a loaded machine the busy thread may be done before the wait starts).
 TEST_CASE("wait_for: a yield that loses the core for long turns the waits into naps") {
     SpinCap cap(16);
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(sched_getcpu(), &one);
-    cpu_set_t saved;
-    REQUIRE(pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) == 0);
-    REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
-    std::atomic<bool> started{false}, done{false};
-    std::thread hog([&] {
-        pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-        started = true;
-        const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
-        while (std::chrono::steady_clock::now() < end) {
-        }
-        done = true;
-    });
-    while (!started) sched_yield();
     t_nap_waits = 0;
-    wait_for([&] { return done.load(); });
-    hog.join();
-    REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof saved, &saved) == 0);
+    t_probe_every = kProbeFirst;
+    int yields = 0, naps = 0;
+    const auto slow_yield = [&] {
+        ++yields;
+        const std::int64_t t0 = monotonic_ns();
+        while (monotonic_ns() - t0 <= kLongYieldNs) {
+        }
+    };
+    {
+        Pause pause;
+        pause([&](long) { ++naps; }, slow_yield); // the first pause yields, and slowly
+        CHECK(yields == 1);
+        CHECK(naps == 0);
+        for (std::int64_t i = 1; i < kProbeFirst; ++i) pause([&](long) { ++naps; }, slow_yield);
+        CHECK(yields == 1); // naps until the probe
+        CHECK(naps == kProbeFirst - 1);
+        pause([&](long) { ++naps; }, slow_yield); // the probe: still slow, so probe half as often
+        CHECK(yields == 2);
+        CHECK(t_probe_every == 2 * kProbeFirst);
+    }
     CHECK(t_nap_waits == kNapWaits);
+    t_probe_every = kProbeFirst;
     polls_needed(20); // a wait that naps (the count goes down by one)
     CHECK(t_nap_waits == kNapWaits - 1);
     t_nap_waits = 0;
