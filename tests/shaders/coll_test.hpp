@@ -66,16 +66,19 @@ inline void run_together(const Kernel& k, const Push& p, bool take_part = true) 
     shmem_barrier_all();
 }
 
-// Runs records (one per collective of the sequence, absent where this PE is not in its team) in
-// order, all PEs at once, several per dispatch. On lavapipe a dispatch's loops, device-side waits
-// included, share one budget of about 60,000 iterations, some 100 ms of waiting (shaders/README.md,
-// "Limits"): there a dispatch takes 4 collectives, and only one where PEs outnumber CPUs (each
-// PE's waits spin while the others are descheduled) or the network carries every operation
-// (a sync over TCP takes milliseconds). Collective.
-inline void run_records(const Kernel& k, const std::vector<std::optional<Rec>>& all) {
+// On lavapipe a dispatch's loops, device-side waits included, share one budget of about 60,000
+// iterations, some 100 ms of waiting (shaders/README.md, "Limits"). Waits are slow where PEs
+// outnumber CPUs (each PE's waits spin while the others are descheduled) or the network carries
+// every operation (a sync over TCP takes milliseconds): there tests give a dispatch less to do.
+inline bool waits_are_slow() {
     const char* net = std::getenv("VKSHMEM_FORCE_NETWORK");
-    const bool slow = sysconf(_SC_NPROCESSORS_ONLN) < spmd::npes() || (net && std::strcmp(net, "1") == 0);
-    const std::size_t group = !loop_budget_applies() ? all.size() : slow ? 1 : 4;
+    return sysconf(_SC_NPROCESSORS_ONLN) < spmd::npes() || (net && std::strcmp(net, "1") == 0);
+}
+// Runs records (one per collective of the sequence, absent where this PE is not in its team) in
+// order, all PEs at once, several per dispatch: 4 on lavapipe, one where waits are slow.
+// Collective.
+inline void run_records(const Kernel& k, const std::vector<std::optional<Rec>>& all) {
+    const std::size_t group = !loop_budget_applies() ? all.size() : waits_are_slow() ? 1 : 4;
     Records recs(std::max<std::size_t>(all.size(), 1));
     for (std::size_t g = 0; g < all.size(); g += group) {
         std::uint32_t mine = 0;
@@ -120,26 +123,30 @@ inline constexpr const char* kSyncModes[] = {"shmem_barrier_all_wg", "shmem_barr
 
 // Runs `rounds` rounds of a SYNC kernel in `mode` on every PE at once (modes 2 and 3 on the split
 // team, the others on the world), with the box in space s, and checks that no member saw a stale
-// value. Collective.
+// value: in one dispatch, or one dispatch per round where lavapipe's waits are slow (the box is
+// poisoned again before each). Collective.
 inline void run_sync_rounds(const Kernel& k, Space s, const Teams& teams, std::uint32_t mode, std::uint32_t rounds) {
     INFO("mode: " << kSyncModes[mode]);
     const bool on_split = mode == 2 || mode == 3;
     const TestTeam& t = on_split ? teams.split : teams.world;
+    const std::uint32_t per_dispatch = loop_budget_applies() && waits_are_slow() ? 1 : rounds;
     // box: one slot per member, then the mismatch count
     spmd::SymArray<std::uint64_t> box(s, 65);
-    box.poison();
-    box.store(64, 0);
     Push p;
     p.arg0 = dev(box.get());
     p.arg1 = teams.split.dev;
-    p.count = rounds;
+    p.count = per_dispatch;
     p.mode = mode;
     const auto t0 = std::chrono::steady_clock::now();
-    run_together(k, p, t.me >= 0);
+    for (std::uint32_t done = 0; done < rounds; done += per_dispatch) {
+        box.poison();
+        box.store(64, 0);
+        run_together(k, p, t.me >= 0);
+        CHECK(box.load(64) == 0);
+    }
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    CHECK(box.load(64) == 0);
-    report("%s: %u rounds of p to every member + 2 x %s at %d PEs: %.2f ms", spmd::name(s), rounds, kSyncModes[mode],
-           static_cast<int>(t.members.size()), ms);
+    report("%s: %u rounds (%u per dispatch) of p to every member + 2 x %s at %d PEs: %.2f ms", spmd::name(s), rounds,
+           per_dispatch, kSyncModes[mode], static_cast<int>(t.members.size()), ms);
 }
 
 // ---- Data collectives ---------------------------------------------------------------------------
