@@ -7,7 +7,6 @@
 
 #include <catch2/catch.hpp>
 
-
 using namespace vkshmem;
 
 namespace {
@@ -65,6 +64,7 @@ TEST_CASE("wait_for: a yield that loses the core for long turns the waits into n
     t_nap_waits = 0;
     t_probe_every = kProbeFirst;
     int yields = 0, naps = 0;
+    const auto count_nap = [&](long) { ++naps; };
     const auto slow_yield = [&] {
         ++yields;
         const std::int64_t t0 = monotonic_ns();
@@ -73,13 +73,13 @@ TEST_CASE("wait_for: a yield that loses the core for long turns the waits into n
     };
     {
         Pause pause;
-        pause([&](long) { ++naps; }, slow_yield); // the first pause yields, and slowly
+        pause(count_nap, slow_yield); // the first pause yields, and slowly
         CHECK(yields == 1);
         CHECK(naps == 0);
-        for (std::int64_t i = 1; i < kProbeFirst; ++i) pause([&](long) { ++naps; }, slow_yield);
+        for (std::int64_t i = 1; i < kProbeFirst; ++i) pause(count_nap, slow_yield);
         CHECK(yields == 1); // naps until the probe
         CHECK(naps == kProbeFirst - 1);
-        pause([&](long) { ++naps; }, slow_yield); // the probe: still slow, so probe half as often
+        pause(count_nap, slow_yield); // the probe: still slow, so probe half as often
         CHECK(yields == 2);
         CHECK(t_probe_every == 2 * kProbeFirst);
     }
