@@ -20,6 +20,7 @@
 #include <vkshmem/vulkan.h>
 
 #include "copy64_comp_spv.h"
+#include "copy_peer_comp_spv.h"
 #include "copy_comp_spv.h"
 #include "proxy_rtt_comp_spv.h"
 #include "put_comp_spv.h"
@@ -284,6 +285,19 @@ int main(int argc, char** argv) {
                                 time_dispatch(k, g, e, reps) * 1e6);
                 }
             vkshmemx_kernel_destroy(k);
+            // The same copy as the raw row, into the peer's heap (imported memory where the peer
+            // is another process): what the destination itself allows a put.
+            if (peer != me && !forced) {
+                k = kernel(copy_peer_comp_spv, sizeof copy_peer_comp_spv, 40);
+                for (std::uint32_t what : {0u, 1u}) {
+                    PutPush e = pp;
+                    e.pad = what;
+                    row_gbps(what ? "  diag: the same copy in a share per workgroup"
+                                  : "  diag: compute copy into the peer's device heap",
+                             bytes / time_dispatch(k, 1024, e, reps) / 1e9, copy_gbps);
+                }
+                vkshmemx_kernel_destroy(k);
+            }
             // The rows above use 1024 workgroups: whether a cost per workgroup (the library's
             // setup, its quiet) or the number in flight is what a put loses.
             k = kernel(copy_comp_spv, sizeof copy_comp_spv, 24);
