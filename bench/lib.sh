@@ -137,7 +137,7 @@ show_cmd() {
 build_oshmem_perf() {
     [[ -x "$oshmem_cc" ]] || die "$oshmem_cc not found: install Open MPI's OSHMEM (openmpi-bin, libopenmpi-dev)"
     [[ -x "$oshmem_run" ]] || die "$oshmem_run not found: install Open MPI (openmpi-bin)"
-    oshmem_build=("$oshmem_cc" -std=c11 -O2 -Wall -Wextra -o "$2" "$1")
+    oshmem_build=("$oshmem_cc" -std=c11 -O2 -Wall -Wextra -pthread -o "$2" "$1")
     if ! "${oshmem_build[@]}" >"$3" 2>&1; then
         cat "$3" >&2
         die "building $(basename "$1") with $oshmem_cc failed"

@@ -385,6 +385,11 @@ int main(int argc, char** argv) {
     if (g_me == 0)
         std::printf("[conformance] %s at %d PEs, seed %#" PRIx64 " (VKSHMEM_TEST_SEED): %s\n", which.c_str(), g_n, seed,
                     s.t->describe().c_str());
+    // What the transport must have chosen on this host (e.g. libfabric's contexts on domains of
+    // their own, where local buffers need no registration): a fallback would pass every other check.
+    if (const char* want = std::getenv("VKSHMEM_TEST_EXPECT_DESCRIPTION"))
+        CHECK(s.t->describe().find(want) != std::string::npos, "the transport does not describe itself with \"%s\": %s",
+              want, s.t->describe().c_str());
 
     rma_checks(s, seed);
     nbi_checks(s, seed);

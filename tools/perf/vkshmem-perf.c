@@ -45,6 +45,12 @@
  *            shmem_quiet per NBI_WINDOW operations (distinct 8-byte slots), and for
  *            reference of NBI_WINDOW blocking 8-byte shmem_getmem (Mops/s, and the
  *            mean time per operation in us), then get_nbi rate / blocking get rate
+ *   ctxrate  the same 8-byte shmem_ctx_putmem_nbi stream (one shmem_ctx_quiet per
+ *            NBI_WINDOW) from 1 and then 2 threads of PE 0, each on a private
+ *            context of its own (shmem_init_thread with SHMEM_THREAD_MULTIPLE):
+ *            the Mops/s of all threads together, each thread running the same
+ *            number of windows, and the ratio of 2 threads to 1. Contexts that
+ *            complete independently let the threads' streams overlap.
  *
  * Each measurement warms up (doubling batches until 10 ms have passed), then
  * runs min(cap(size), TARGET_SECONDS / estimated time) iterations, where
@@ -65,6 +71,7 @@
 #endif
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +93,8 @@
 /* Not in TEST_ALL: these two run only when --test names them. */
 #define TEST_OVERLAP 512u
 #define TEST_NBIRATE 1024u
+#define TEST_CTXRATE 2048u
+#define CTX_THREADS 2        /* ctxrate: the most threads */
 
 #define MIN_SIZE ((size_t)8)
 #define DEFAULT_MAX_SIZE ((size_t)4 << 20)
@@ -795,6 +804,129 @@ static void test_nbirate(void)
     fflush(stdout);
 }
 
+/* ---- ctxrate: threads on private contexts ------------------------------------------ */
+
+static uint64_t *g_ctx_remote; /* ctxrate: CTX_THREADS x NBI_WINDOW words on the target (symmetric) */
+
+struct ctx_stream {
+    int index;                 /* the thread's rank: its words of g_ctx_remote */
+    long windows;              /* NBI_WINDOW puts and a quiet each */
+    unsigned salt;
+    pthread_barrier_t *start;
+    double seconds;
+    int failed;
+};
+
+/* The word thread `index` leaves in slot i after window w. */
+static uint64_t ctx_word(int index, long w, int i, unsigned salt)
+{
+    return ((uint64_t)(index + 1) << 56) ^ ((uint64_t)w << 16) ^ ((uint64_t)salt << 8) ^ (uint64_t)i;
+}
+
+static void *ctx_stream_run(void *arg)
+{
+    struct ctx_stream *t = arg;
+    shmem_ctx_t ctx = SHMEM_CTX_DEFAULT; /* (SHMEM_CTX_INVALID is 1.5: not every library has it) */
+    uint64_t src[NBI_WINDOW]; /* unchanged from a put_nbi to its quiet */
+    uint64_t *dst = g_ctx_remote + (size_t)t->index * NBI_WINDOW;
+    t->failed = shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) != 0;
+    pthread_barrier_wait(t->start);
+    if (t->failed)
+        return NULL;
+    const double t0 = now_seconds();
+    for (long w = 0; w < t->windows; w++) {
+        for (int i = 0; i < NBI_WINDOW; i++) {
+            src[i] = ctx_word(t->index, w, i, t->salt);
+            shmem_ctx_putmem_nbi(ctx, &dst[i], &src[i], sizeof src[i], g_target);
+        }
+        shmem_ctx_quiet(ctx);
+    }
+    t->seconds = now_seconds() - t0;
+    shmem_ctx_destroy(ctx);
+    return NULL;
+}
+
+/* Runs `threads` streams of `windows` windows at once and checks what they left; returns the
+ * seconds of the slowest (0 on failure). */
+static double ctx_round(int threads, long windows, unsigned salt)
+{
+    pthread_t tid[CTX_THREADS];
+    struct ctx_stream st[CTX_THREADS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)threads);
+    for (int k = 0; k < threads; k++) {
+        st[k] = (struct ctx_stream){k, windows, salt, &start, 0.0, 0};
+        if (pthread_create(&tid[k], NULL, ctx_stream_run, &st[k]) != 0) {
+            fail("ctxrate", sizeof(uint64_t), "pthread_create failed");
+            shmem_global_exit(2);
+        }
+    }
+    double slowest = 0.0;
+    int failed = 0;
+    for (int k = 0; k < threads; k++) {
+        pthread_join(tid[k], NULL);
+        failed |= st[k].failed;
+        if (st[k].seconds > slowest)
+            slowest = st[k].seconds;
+    }
+    pthread_barrier_destroy(&start);
+    if (failed) {
+        fail("ctxrate", sizeof(uint64_t), "shmem_ctx_create(SHMEM_CTX_PRIVATE) failed");
+        return 0.0;
+    }
+    uint64_t got[CTX_THREADS * NBI_WINDOW];
+    shmem_getmem(got, g_ctx_remote, (size_t)threads * NBI_WINDOW * sizeof(uint64_t), g_target);
+    for (int k = 0; k < threads; k++)
+        for (int i = 0; i < NBI_WINDOW; i++)
+            if (got[k * NBI_WINDOW + i] != ctx_word(k, windows - 1, i, salt)) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "thread %d's word %d holds the wrong value", k, i);
+                fail("ctxrate", sizeof(uint64_t), msg);
+                return 0.0;
+            }
+    return slowest;
+}
+
+static void test_ctxrate(void)
+{
+    /* Windows per thread: as many as one thread runs in TARGET_SECONDS (times scale). */
+    long windows = 16;
+    double t = 0.0;
+    while ((t = ctx_round(1, windows, 1u)) > 0.0 && t < WARMUP_SECONDS * 4 && windows < (1L << 24))
+        windows *= 2;
+    if (t <= 0.0)
+        return;
+    windows = (long)((double)windows * TARGET_SECONDS * g_opt->scale / t);
+    if (windows < 16)
+        windows = 16;
+    if (!g_opt->csv) {
+        printf("\n8-byte put_nbi from threads on private contexts (%d per shmem_ctx_quiet, %ld windows per thread)\n"
+               "%12s %14s\n",
+               NBI_WINDOW, windows, "threads", "Mops/s");
+        fflush(stdout);
+    }
+    double rate[CTX_THREADS + 1] = {0.0};
+    for (int threads = 1; threads <= CTX_THREADS; threads++) {
+        t = ctx_round(threads, windows, 2u + (unsigned)threads);
+        if (t <= 0.0)
+            return;
+        rate[threads] = (double)threads * (double)windows * NBI_WINDOW / t / 1e6;
+        if (g_opt->csv) {
+            char test[48];
+            snprintf(test, sizeof test, "ctxrate_%d_thread%s", threads, threads > 1 ? "s" : "");
+            csv_row(test, sizeof(uint64_t), rate[threads], "Mops/s");
+        } else {
+            printf("%12d %14.3f\n", threads, rate[threads]);
+        }
+        fflush(stdout);
+    }
+    if (g_opt->csv)
+        csv_row("ctxrate_2_over_1", sizeof(uint64_t), rate[2] / rate[1], "ratio");
+    else
+        printf("%12s %14.3f (ratio)\n", "2 / 1", rate[2] / rate[1]);
+    fflush(stdout);
+}
+
 static int g_device_heap; /* --device-heap */
 
 /* ---- Options ----------------------------------------------------------------------- */
@@ -808,8 +940,8 @@ static void usage(FILE *f)
             "\n"
             "Options:\n"
             "  --test T          put | get | bw | amo | barrier | bcast | reduce | fcollect |\n"
-            "                    alltoall | all | overlap | nbirate; repeatable (default: all,\n"
-            "                    which is every test but overlap and nbirate)\n"
+            "                    alltoall | all | overlap | nbirate | ctxrate; repeatable\n"
+            "                    (default: all, which is every test but the last three)\n"
             "  --max-size BYTES  largest transfer, suffixes K, M, G (default 4M); sizes are\n"
             "                    the powers of 2 from 8 bytes\n"
             "  --iters-scale F   multiply iteration counts and time budgets by F (default 1)\n"
@@ -826,7 +958,8 @@ static void usage(FILE *f)
             "computation, size %zu: bytes per transfer, %d transfers) with _transfer, _compute,\n"
             "_total (us, medians); nbirate_put_nbi, nbirate_get_nbi (Mops/s, 8-byte operations,\n"
             "%d per quiet), nbirate_get (blocking), each with _time (us per operation), and\n"
-            "nbirate_get_nbi_over_get (ratio).\n",
+            "nbirate_get_nbi_over_get (ratio); ctxrate_1_thread, ctxrate_2_threads (Mops/s\n"
+            "of 8-byte put_nbi, each thread on a private context) and ctxrate_2_over_1 (ratio).\n",
             WINDOW, OVERLAP_SIZE, OVERLAP_OPS, NBI_WINDOW);
 }
 
@@ -913,8 +1046,9 @@ static int parse_options(int argc, char **argv, struct options *o, char *err, si
             else if (strcmp(val, "all") == 0) o->tests |= TEST_ALL;
             else if (strcmp(val, "overlap") == 0) o->tests |= TEST_OVERLAP;
             else if (strcmp(val, "nbirate") == 0) o->tests |= TEST_NBIRATE;
+            else if (strcmp(val, "ctxrate") == 0) o->tests |= TEST_CTXRATE;
             else {
-                snprintf(err, errlen, "unknown test '%s' (put, get, bw, amo, barrier, bcast, reduce, fcollect, alltoall, all, overlap, nbirate)", val);
+                snprintf(err, errlen, "unknown test '%s' (put, get, bw, amo, barrier, bcast, reduce, fcollect, alltoall, all, overlap, nbirate, ctxrate)", val);
                 return -1;
             }
         } else if (strcmp(name, "--max-size") == 0) {
@@ -970,7 +1104,12 @@ int main(int argc, char **argv)
     }
     g_opt = &opt;
 
-    shmem_init();
+    /* Threads on contexts (ctxrate) need SHMEM_THREAD_MULTIPLE; every PE parses the same options. */
+    int provided = SHMEM_THREAD_MULTIPLE;
+    if (parsed >= 0 && (opt.tests & TEST_CTXRATE))
+        shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+    else
+        shmem_init();
     int me = shmem_my_pe();
     int npes = shmem_n_pes();
     g_me = me;
@@ -1040,6 +1179,14 @@ int main(int argc, char **argv)
         }
         shmem_putmem(g_ovl_remote, g_ovl_local, ovl_bytes, me);
     }
+    if (opt.tests & TEST_CTXRATE) {
+        g_ctx_remote = symmetric_alloc(CTX_THREADS * NBI_WINDOW * sizeof(uint64_t), me, "context-rate slots");
+        if (provided < SHMEM_THREAD_MULTIPLE) {
+            if (me == 0)
+                fail("ctxrate", sizeof(uint64_t), "the library does not provide SHMEM_THREAD_MULTIPLE");
+            opt.tests &= ~TEST_CTXRATE;
+        }
+    }
     if (opt.tests & TEST_NBIRATE) {
         g_rate_remote = symmetric_alloc(sizeof g_rate_local, me, "message-rate slots");
         shmem_putmem(g_rate_remote, g_rate_local, sizeof g_rate_local, me);
@@ -1085,11 +1232,13 @@ int main(int argc, char **argv)
             test_amo();
         shmem_barrier_all();
     }
-    if (opt.tests & (TEST_OVERLAP | TEST_NBIRATE)) {
+    if (opt.tests & (TEST_OVERLAP | TEST_NBIRATE | TEST_CTXRATE)) {
         if (me == 0 && (opt.tests & TEST_OVERLAP))
             test_overlap();
         if (me == 0 && (opt.tests & TEST_NBIRATE))
             test_nbirate();
+        if (me == 0 && (opt.tests & TEST_CTXRATE))
+            test_ctxrate();
         shmem_barrier_all();
     }
     if (opt.tests & TEST_BARRIER) {

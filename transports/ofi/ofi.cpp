@@ -1,13 +1,22 @@
 // SPDX-License-Identifier: BSL-1.0
-// The libfabric transport: one RDM endpoint per PE with RMA and atomics.
+// The libfabric transport: one RDM endpoint per PE with RMA and atomics, which
+// peers address, and one more per context (shmem_ctx_create) that initiates
+// its operations only.
 //
-// Every libfabric call is made under one mutex (the domain is opened
-// FI_THREAD_DOMAIN), by application threads and by the progress thread.
-// Operations are posted with FI_DELIVERY_COMPLETE, each with its own context,
-// and the caller waits for that context's completion (completions need not
-// come in the order operations were posted). Providers with manual progress (tcp;ofi_rxm, shm) need this PE's CPU
-// to serve what other PEs ask of it, so a progress thread polls while no
-// application thread does.
+// Lanes: an endpoint, its completion queue, and the mutex every call on the
+// two is made under, by application threads and by the progress thread. The
+// PE's endpoint is the main lane; a context's lane is a libfabric domain of
+// its own (address vector, queue, endpoint), so threads on different contexts
+// do not wait for each other. Every domain is opened FI_THREAD_DOMAIN: one
+// opened FI_THREAD_SAFE made tcp;ofi_rxm (libfabric 1.17) twice as slow on
+// streams of non-blocking operations. Where the provider needs local buffers
+// registered (FI_MR_LOCAL) a context's lane shares the main lane's endpoint
+// and keeps only its own counts. Operations are posted with
+// FI_DELIVERY_COMPLETE, each with its own context, and the caller waits for
+// that context's completion (completions need not come in the order
+// operations were posted). Providers with manual progress (tcp;ofi_rxm, shm)
+// need this PE's CPU to serve what other PEs ask of it, so a progress thread
+// polls while no application thread does.
 //
 // Registration: every mode a provider may ask for is handled — keys chosen
 // by the provider or by us (FI_MR_PROV_KEY), remote addresses as virtual
@@ -37,6 +46,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -69,13 +79,24 @@ Error fi_error(const std::string& what, long rc) {
     return Error{fmt::format("libfabric {}: {}", what, fi_strerror(static_cast<int>(rc < 0 ? -rc : rc)))};
 }
 
-// A context's completion domain: its non-blocking operations still in flight, and what the
-// first failed one said (both under the transport's mutex). Every domain shares the one
-// endpoint and completion queue; what a domain has is its own count, so quiet_on() waits for
-// its operations alone.
-struct OfiDomain final : Domain {
+// A context's completion domain, or the PE's default: the endpoint its operations are posted
+// on and the queue their completions come to (its own, or the main lane's), with the mutex for
+// both; its non-blocking operations still in flight, and what the first failed one said (both
+// under that mutex); its atomics sent as messages (which go through the main lane, where
+// their answers come) not yet answered, under the main lane's mutex. quiet_on() waits for
+// the lane's operations alone.
+struct Lane final : Domain {
+    fid_ep* ep = nullptr;
+    fid_cq* cq = nullptr;
+    std::mutex* mu = &own_mu;
+    std::mutex own_mu;
+    bool own = false; // dom, av, ep and cq are this lane's
+    fid_domain* dom = nullptr;
+    fid_av* av = nullptr;
+    std::vector<fi_addr_t> addrs; // each PE's address in av (own lanes)
     std::size_t pending = 0;
     std::string error;
+    std::uint64_t unanswered = 0;
 };
 
 // One posted operation: its context, and what its completion said. A non-blocking one
@@ -84,7 +105,7 @@ struct Op {
     fi_context2 ctx{}; // first: the completion's op_context points here
     bool done = false;
     std::string error;
-    OfiDomain* nbi = nullptr;
+    Lane* nbi = nullptr;
     std::uint64_t operand = 0, cond = 0;
 };
 
@@ -136,62 +157,65 @@ public:
     }
     Result<void> amo_on(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                         std::uint64_t operand, std::uint64_t cond, void* fetch) override;
-    Domain* open_domain() override { return new OfiDomain; }
-    void close_domain(Domain* d) override {
-        if (!d) return;
-        if (auto r = quiet_on(d); !r) VKSHMEM_WARN("closing a context: {}", r.error().message);
-        delete static_cast<OfiDomain*>(d);
-    }
+    Domain* open_domain() override;
+    void close_domain(Domain* d) override;
     // Ordering by completion: posted operations complete in any order (FI_ORDER_NONE).
     Result<void> fence_on(Domain* d) override { return quiet_on(d); }
     Result<void> quiet_on(Domain* d) override;
     void progress() override {
         app_active_.store(true, std::memory_order_relaxed);
         std::unique_lock lk(mu_, std::try_to_lock);
-        if (lk.owns_lock()) progress_locked();
+        if (lk.owns_lock()) progress_locked(main_);
     }
     std::string describe() const override { return desc_; }
 
 private:
     Result<const Remote*> remote(int pe, int space, std::uint64_t offset, std::size_t n, const char* what);
-    // Posts one operation (f(context) returns a libfabric code), retrying while the provider is
-    // busy; a non-blocking one (op->nbi) is counted in its domain, and its completion deletes it
-    // (a failed post leaves it to the caller).
-    template <class F> Result<void> post(Op* op, F&& f, const char* what);
-    // Posts one operation and waits (progressing) for its completion.
-    template <class F> Result<void> run(F&& f, const char* what);
-    // Progresses until done() holds (checked under the mutex).
-    template <class D> void wait_until(D&& done);
+    // Posts one operation on lane l (f(endpoint, context) returns a libfabric code), retrying
+    // while the provider is busy; a non-blocking one (op->nbi) is counted in its lane, and its
+    // completion deletes it (a failed post leaves it to the caller).
+    template <class F> Result<void> post(Lane& l, Op* op, F&& f, const char* what);
+    // Posts one operation on lane l and waits (progressing) for its completion.
+    template <class F> Result<void> run(Lane& l, F&& f, const char* what);
+    // Progresses lane l until done() holds (checked under its mutex); a context's lane
+    // progresses the main lane too where that is free, to serve peers meanwhile.
+    template <class D> void wait_until(Lane& l, D&& done);
     Result<void> rma(const Post& how, bool is_put, int pe, int space, std::uint64_t offset, char* buf, std::size_t n);
     Result<void> native_amo(const Post& how, const Remote& r, int pe, std::uint64_t offset, AmoOp op, unsigned width,
                             std::uint64_t operand, std::uint64_t cond, void* fetch);
     Result<void> message_amo(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                              std::uint64_t operand, std::uint64_t cond, void* fetch);
-    OfiDomain& domain(Domain* d) { return d ? *static_cast<OfiDomain*>(d) : default_; }
+    Lane& lane(Domain* d) { return d ? *static_cast<Lane*>(d) : main_; }
+    fi_addr_t addr(const Lane& l, int pe) const {
+        return (l.own ? l.addrs : addrs_)[static_cast<std::size_t>(pe)];
+    }
     // A completion (or its error) for the operation whose context is `ctx`.
     void finished(fi_context2* ctx, std::string error);
     // The memory descriptor of a local buffer inside a registered segment (null otherwise).
     void* local_desc(const void* p, std::size_t n) const;
-    void progress_locked();
+    void progress_locked(Lane& l);
+    void close_lane(Lane& l);
     void serve(const AmoMsg& m);
     Result<void> post_recv(int i);
     void progress_loop();
 
     int me_, n_;
     Caps caps_;
-    std::mutex mu_;
+    std::mutex mu_; // the main lane's
     fi_info* info_ = nullptr;
     fid_fabric* fabric_ = nullptr;
     fid_domain* domain_ = nullptr;
     fid_av* av_ = nullptr;
     fid_cq* cq_ = nullptr;
     fid_ep* ep_ = nullptr;
+    Lane main_;
     bool virt_addr_ = false, prov_key_ = false, mr_local_ = false, mr_endpoint_ = false;
     std::array<fid_mr*, kSegments> mr_{};
     std::array<void*, kSegments> seg_addr_{};
     std::array<std::size_t, kSegments> seg_size_{};
     std::vector<std::array<Remote, kSegments>> remote_;
     std::vector<fi_addr_t> addrs_;
+    std::vector<std::vector<std::uint8_t>> names_; // every PE's endpoint name, for the contexts' lanes
     // FI_MR_LOCAL: the bounce buffer, its registration, and who uses it.
     std::vector<unsigned char> bounce_;
     fid_mr* bounce_mr_ = nullptr;
@@ -203,14 +227,16 @@ private:
     std::array<AmoMsg, kRecvs> recv_{};
     std::array<fi_context2, kRecvs> recv_ctx_{};
     std::uint64_t next_id_ = 0;
-    std::uint64_t unanswered_ = 0; // requests sent, answers not yet in
     struct Answer {
-        void* to;
+        Lane* lane; // whose request
+        void* to;   // where the old value goes (fetching requests)
         unsigned width;
     };
-    std::unordered_map<std::uint64_t, Answer> waiting_; // fetching requests: where the answer goes
-    OfiDomain default_;
-    std::deque<AmoMsg> to_send_;                          // answers the provider had no room for yet
+    std::unordered_map<std::uint64_t, Answer> waiting_; // requests sent, answers not yet in
+    std::deque<AmoMsg> to_send_;                        // answers the provider had no room for yet
+    // The contexts' own lanes, which the progress thread progresses too.
+    std::mutex lanes_mu_;
+    std::vector<Lane*> lanes_;
     std::thread progress_;
     std::atomic<bool> stop_{false};
     // Set by application threads whenever they progress; the progress thread
@@ -261,6 +287,9 @@ Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics) {
     if ((rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV)))
         return fi_error("fi_ep_bind (completion queue)", rc);
     if ((rc = fi_enable(ep_))) return fi_error("fi_enable", rc);
+    main_.ep = ep_;
+    main_.cq = cq_;
+    main_.mu = &mu_;
 
     // Native atomics only if the provider has all of them in both widths.
     bool native = info_->caps & FI_ATOMIC;
@@ -302,12 +331,14 @@ Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics) {
                 return fi_error("binding the bounce buffer's registration", rc);
         }
     }
-    desc_ = fmt::format("libfabric {}.{}, provider {} on {}, memory registration{}{}{}{}, atomics {}, progress {}",
+    desc_ = fmt::format("libfabric {}.{}, provider {} on {}, memory registration{}{}{}{}, atomics {}, progress {}, "
+                        "contexts on {}",
                         FI_MAJOR(fi_version()), FI_MINOR(fi_version()), info_->fabric_attr->prov_name,
                         info_->domain_attr->name, virt_addr_ ? " virtual-address" : " offset",
                         prov_key_ ? " provider-key" : "", mr_local_ ? " local" : "", mr_endpoint_ ? " endpoint" : "",
                         messages_ ? "as messages to the target's CPU" : "native",
-                        info_->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
+                        info_->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",
+                        !mr_local_ ? "domains of their own" : "the PE's endpoint");
     return {};
 }
 
@@ -368,6 +399,7 @@ Result<void> Ofi::connect(Bootstrap& boot, const std::vector<bool>& peers) {
         if (fi_av_insert(av_, name, 1, &a, 0, nullptr) != 1)
             return Error{fmt::format("libfabric fi_av_insert: PE {}'s address was refused", pe)};
         addrs_[static_cast<std::size_t>(pe)] = a;
+        names_.emplace_back(name, name + len);
         for (int sp = 0; sp < kSegments; ++sp) {
             Remote& r = remote_[static_cast<std::size_t>(pe)][sp];
             const bool has = rd.value<std::uint64_t>() != 0;
@@ -384,7 +416,9 @@ Result<void> Ofi::connect(Bootstrap& boot, const std::vector<bool>& peers) {
 void Ofi::progress_loop() {
     // Stands back while an application thread progresses (in its waits);
     // otherwise polls, napping 50 µs between empty polls: the providers here
-    // have no wait object that covers every incoming operation.
+    // have no wait object that covers every incoming operation. The contexts'
+    // lanes it progresses only when free (their operations would otherwise
+    // move only in their own thread's waits), never waiting for one.
     constexpr timespec kStandBack{0, 1'000'000}, kNap{0, 50'000};
     precise_timers();
     while (!stop_.load(std::memory_order_acquire)) {
@@ -394,30 +428,39 @@ void Ofi::progress_loop() {
         }
         {
             std::lock_guard lk(mu_);
-            progress_locked();
+            progress_locked(main_);
+        }
+        {
+            std::lock_guard lk(lanes_mu_);
+            for (Lane* l : lanes_) {
+                std::unique_lock ll(*l->mu, std::try_to_lock);
+                if (ll.owns_lock() && l->pending != 0) progress_locked(*l);
+            }
         }
         nanosleep(&kNap, nullptr);
     }
 }
 
-void Ofi::progress_locked() {
-    // The provider's progress carries out remote PEs' operations, and serve() their atomics.
+void Ofi::progress_locked(Lane& l) {
+    // The provider's progress carries out remote PEs' operations, and serve() their atomics
+    // (which come to the main lane only).
     [[maybe_unused]] ForPeers peers; // core/tsan.hpp
     std::array<fi_cq_entry, 16> done;
     // Bounded: under a stream of incoming atomics the queue may never drain, and the caller
-    // holds mu_, which the other threads need to post and complete their own operations (the
-    // proxy thread its answers to the PEs that keep sending). What is left waits for the next call.
+    // holds the lane's mutex, which the other threads need to post and complete their own
+    // operations (the proxy thread its answers to the PEs that keep sending). What is left
+    // waits for the next call.
     for (int rounds = 0; rounds < 64; ++rounds) {
-        const ssize_t got = fi_cq_read(cq_, done.data(), done.size());
+        const ssize_t got = fi_cq_read(l.cq, done.data(), done.size());
         if (got == -FI_EAVAIL) {
             fi_cq_err_entry e{};
-            if (fi_cq_readerr(cq_, &e, 0) <= 0) break;
-            std::string why = fi_cq_strerror(cq_, e.prov_errno, e.err_data, nullptr, 0) + std::string(" (") +
+            if (fi_cq_readerr(l.cq, &e, 0) <= 0) break;
+            std::string why = fi_cq_strerror(l.cq, e.prov_errno, e.err_data, nullptr, 0) + std::string(" (") +
                               fi_strerror(e.err) + ")";
             auto* ctx = static_cast<fi_context2*>(e.op_context);
             if (ctx && (ctx < recv_ctx_.data() || ctx >= recv_ctx_.data() + kRecvs)) {
                 finished(ctx, std::move(why));
-            } else {
+            } else if (&l == &main_) {
                 last_error_ = std::move(why);
             }
             continue;
@@ -441,6 +484,7 @@ void Ofi::progress_locked() {
         }
         if (drained) break;
     }
+    if (&l != &main_) return;
     while (!to_send_.empty()) {
         const AmoMsg& m = to_send_.front();
         const ssize_t rc = fi_inject(ep_, &m, sizeof m, addrs_[m.from]);
@@ -465,11 +509,12 @@ void Ofi::finished(fi_context2* ctx, std::string error) {
 void Ofi::serve(const AmoMsg& m) {
     if (m.kind == kAnswer) {
         if (auto it = waiting_.find(m.id); it != waiting_.end()) {
-            if (it->second.width == 4) *static_cast<std::uint32_t*>(it->second.to) = static_cast<std::uint32_t>(m.result);
-            else *static_cast<std::uint64_t*>(it->second.to) = m.result;
+            const Answer& a = it->second;
+            if (a.to && a.width == 4) *static_cast<std::uint32_t*>(a.to) = static_cast<std::uint32_t>(m.result);
+            else if (a.to) *static_cast<std::uint64_t*>(a.to) = m.result;
+            --a.lane->unanswered;
             waiting_.erase(it);
         }
-        --unanswered_;
         return;
     }
     AmoMsg a = m;
@@ -486,7 +531,7 @@ void Ofi::serve(const AmoMsg& m) {
     if (m.from < static_cast<unsigned>(n_)) to_send_.push_back(a);
 }
 
-template <class D> void Ofi::wait_until(D&& done) {
+template <class D> void Ofi::wait_until(Lane& l, D&& done) {
     // Past a spin, the pause of core/wait.hpp: a thread that kept yielding while another program
     // holds the CPU would wait a time slice per round trip (tens of ms per atomic). The spin lasts
     // 50 us where this node's PEs do not outnumber the CPUs (a round trip over tcp on one host
@@ -497,37 +542,39 @@ template <class D> void Ofi::wait_until(D&& done) {
     for (std::int64_t spins = 0;; ++spins) {
         app_active_.store(true, std::memory_order_relaxed);
         {
-            std::lock_guard lk(mu_);
-            progress_locked();
+            std::lock_guard lk(*l.mu);
+            progress_locked(l);
             if (done()) return;
         }
+        if (l.own) progress();
         if (spins > 64 && monotonic_ns() > spin_until) pause();
     }
 }
 
-template <class F> Result<void> Ofi::post(Op* op, F&& f, const char* what) {
+template <class F> Result<void> Ofi::post(Lane& l, Op* op, F&& f, const char* what) {
     static_assert(offsetof(Op, ctx) == 0);
     Pause busy; // while the provider has no room for it
     for (;;) {
         {
-            std::lock_guard lk(mu_);
+            std::lock_guard lk(*l.mu);
             [[maybe_unused]] ForPeers peers; // posting may progress the provider (core/tsan.hpp)
-            const ssize_t rc = f(&op->ctx);
+            const ssize_t rc = f(l.ep, &op->ctx);
             if (rc == 0) {
                 if (op->nbi) ++op->nbi->pending;
                 return {};
             }
             if (rc != -FI_EAGAIN) return fi_error(what, rc);
-            progress_locked();
+            progress_locked(l);
         }
+        if (l.own) progress();
         busy();
     }
 }
 
-template <class F> Result<void> Ofi::run(F&& f, const char* what) {
+template <class F> Result<void> Ofi::run(Lane& l, F&& f, const char* what) {
     Op op;
-    if (auto r = post(&op, std::forward<F>(f), what); !r) return r;
-    wait_until([&] { return op.done; });
+    if (auto r = post(l, &op, std::forward<F>(f), what); !r) return r;
+    wait_until(l, [&] { return op.done; });
     if (!op.error.empty()) return Error{fmt::format("libfabric {}: {}", what, op.error)};
     return {};
 }
@@ -557,25 +604,29 @@ Result<void> Ofi::rma(const Post& how, bool is_put, int pe, int space, std::uint
     if (!rr) return rr.error();
     if (n == 0) return {}; // (a zero-byte fi_write never completes on shm)
     const Remote& r = **rr;
-    const fi_addr_t to = addrs_[static_cast<std::size_t>(pe)];
+    Lane& l = lane(how.domain);
+    const fi_addr_t to = addr(l, pe);
     auto once = [&](char* b, std::size_t len, void* desc, std::uint64_t off) -> Result<void> {
         return run(
-            [&](void* ctx) {
-                return is_put ? fi_write(ep_, b, len, desc, to, r.base + off, r.key, ctx)
-                              : fi_read(ep_, b, len, desc, to, r.base + off, r.key, ctx);
+            l,
+            [&](fid_ep* ep, void* ctx) {
+                return is_put ? fi_write(ep, b, len, desc, to, r.base + off, r.key, ctx)
+                              : fi_read(ep, b, len, desc, to, r.base + off, r.key, ctx);
             },
             what);
     };
-    void* desc = local_desc(buf, n);
+    // (A lane of its own is in another domain than the segments' registrations, and is one
+    // only where the provider does not need local descriptors.)
+    void* desc = l.own ? nullptr : local_desc(buf, n);
     if (how.nbi && (!mr_local_ || desc)) {
         // Straight from (into) the caller's buffer, which stays untouched until quiet_on.
         auto* op = new Op;
-        op->nbi = &domain(how.domain);
+        op->nbi = &l;
         auto posted = post(
-            op,
-            [&](void* ctx) {
-                return is_put ? fi_write(ep_, buf, n, desc, to, r.base + offset, r.key, ctx)
-                              : fi_read(ep_, buf, n, desc, to, r.base + offset, r.key, ctx);
+            l, op,
+            [&](fid_ep* ep, void* ctx) {
+                return is_put ? fi_write(ep, buf, n, desc, to, r.base + offset, r.key, ctx)
+                              : fi_read(ep, buf, n, desc, to, r.base + offset, r.key, ctx);
             },
             what);
         if (!posted) delete op;
@@ -632,24 +683,25 @@ Result<void> Ofi::native_amo(const Post& how, const Remote& r, int pe, std::uint
     case AmoOp::Or: fop = FI_BOR; break;
     case AmoOp::Xor: fop = FI_BXOR; break;
     }
-    const fi_addr_t to = addrs_[static_cast<std::size_t>(pe)];
-    const std::uint64_t addr = r.base + offset;
+    Lane& l = lane(how.domain);
+    const fi_addr_t to = addr(l, pe);
+    const std::uint64_t at = r.base + offset;
     if (how.nbi && !mr_local_) {
         // The operands live in the operation until its completion; the old value goes straight
         // to the caller's buffer.
         auto* o = new Op;
-        o->nbi = &domain(how.domain);
+        o->nbi = &l;
         std::memcpy(&o->operand, &operand, width);
         std::memcpy(&o->cond, &cond, width);
         auto posted = post(
-            o,
-            [&](void* ctx) -> ssize_t {
+            l, o,
+            [&](fid_ep* ep, void* ctx) -> ssize_t {
                 if (op == AmoOp::CompareSwap)
-                    return fi_compare_atomic(ep_, &o->operand, 1, nullptr, &o->cond, nullptr, fetch, nullptr, to, addr,
+                    return fi_compare_atomic(ep, &o->operand, 1, nullptr, &o->cond, nullptr, fetch, nullptr, to, at,
                                              r.key, dt, fop, ctx);
                 if (fetch)
-                    return fi_fetch_atomic(ep_, &o->operand, 1, nullptr, fetch, nullptr, to, addr, r.key, dt, fop, ctx);
-                return fi_atomic(ep_, &o->operand, 1, nullptr, to, addr, r.key, dt, fop, ctx);
+                    return fi_fetch_atomic(ep, &o->operand, 1, nullptr, fetch, nullptr, to, at, r.key, dt, fop, ctx);
+                return fi_atomic(ep, &o->operand, 1, nullptr, to, at, r.key, dt, fop, ctx);
             },
             "atomic");
         if (!posted) delete o;
@@ -678,13 +730,14 @@ Result<void> Ofi::native_amo(const Post& how, const Remote& r, int pe, std::uint
         v->cond = cond;
     }
     auto done = run(
-        [&](void* ctx) -> ssize_t {
+        l,
+        [&](fid_ep* ep, void* ctx) -> ssize_t {
             if (op == AmoOp::CompareSwap)
-                return fi_compare_atomic(ep_, &v->operand, 1, desc, &v->cond, desc, &v->result, desc, to, addr, r.key,
+                return fi_compare_atomic(ep, &v->operand, 1, desc, &v->cond, desc, &v->result, desc, to, at, r.key,
                                          dt, fop, ctx);
             if (fetch != nullptr)
-                return fi_fetch_atomic(ep_, &v->operand, 1, desc, &v->result, desc, to, addr, r.key, dt, fop, ctx);
-            return fi_atomic(ep_, &v->operand, 1, desc, to, addr, r.key, dt, fop, ctx);
+                return fi_fetch_atomic(ep, &v->operand, 1, desc, &v->result, desc, to, at, r.key, dt, fop, ctx);
+            return fi_atomic(ep, &v->operand, 1, desc, to, at, r.key, dt, fop, ctx);
         },
         "atomic");
     if (!done) return done.error();
@@ -694,6 +747,8 @@ Result<void> Ofi::native_amo(const Post& how, const Remote& r, int pe, std::uint
 
 Result<void> Ofi::message_amo(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                               std::uint64_t operand, std::uint64_t cond, void* fetch) {
+    // Through the main lane, whose endpoint the answer comes to; counted in the context's.
+    Lane& l = lane(how.domain);
     Pause busy; // while the provider has no room for it
     AmoMsg m{kRequest, static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(width),
              static_cast<std::uint8_t>(space), static_cast<std::uint32_t>(me_), 0, offset, operand, cond, 0};
@@ -704,18 +759,18 @@ Result<void> Ofi::message_amo(const Post& how, int pe, int space, std::uint64_t 
             m.id = ++next_id_;
             const ssize_t rc = fi_inject(ep_, &m, sizeof m, addrs_[static_cast<std::size_t>(pe)]);
             if (rc == 0) {
-                ++unanswered_;
-                if (fetch) waiting_[m.id] = Answer{fetch, width};
+                ++l.unanswered;
+                waiting_[m.id] = Answer{&l, fetch, width};
                 break;
             }
             if (rc != -FI_EAGAIN) return fi_error("atomic (fi_inject)", rc);
-            progress_locked();
+            progress_locked(main_);
         }
         busy();
     }
     // Not fetching, or not blocking: quiet waits for its answer.
     if (!fetch || how.nbi) return {};
-    wait_until([&] { return !waiting_.count(m.id); });
+    wait_until(main_, [&] { return !waiting_.count(m.id); });
     return {};
 }
 
@@ -724,20 +779,105 @@ Result<void> Ofi::quiet_on(Domain* d) {
     // the domain's non-blocking operations and the atomics sent as messages (every domain's:
     // they are one count), complete once answered. With none outstanding it does not progress
     // (see progress_locked).
-    OfiDomain& dom = domain(d);
+    Lane& l = lane(d);
+    std::string error;
+    {
+        std::unique_lock lk(*l.mu);
+        if (l.pending != 0) {
+            lk.unlock();
+            wait_until(l, [&] { return l.pending == 0; });
+            lk.lock();
+        }
+        error = std::exchange(l.error, {});
+    }
     std::unique_lock lk(mu_);
-    if (unanswered_ != 0 || dom.pending != 0) {
+    if (l.unanswered != 0) {
         lk.unlock();
-        wait_until([&] { return unanswered_ == 0 && dom.pending == 0; });
+        wait_until(main_, [&] { return l.unanswered == 0; });
         lk.lock();
     }
-    if (!dom.error.empty())
-        return Error{fmt::format("libfabric: a non-blocking operation failed: {}", std::exchange(dom.error, {}))};
+    if (!error.empty()) return Error{fmt::format("libfabric: a non-blocking operation failed: {}", error)};
     if (!last_error_.empty()) return Error{fmt::format("libfabric: {}", std::exchange(last_error_, {}))};
     return {};
 }
 
+Domain* Ofi::open_domain() {
+    auto l = std::make_unique<Lane>();
+    l->ep = ep_;
+    l->cq = cq_;
+    l->mu = &mu_;
+    // A domain of its own only where local buffers need no registration (the segments' are in
+    // the PE's domain) and once the peers' addresses are known.
+    if (mr_local_ || names_.size() != static_cast<std::size_t>(n_)) return l.release();
+    const char* step = "fi_domain";
+    int rc = 0;
+    {
+        std::lock_guard lk(mu_); // the fabric is the main lane's too
+        rc = fi_domain(fabric_, info_, &l->dom, nullptr);
+    }
+    fi_av_attr av{};
+    av.type = FI_AV_TABLE;
+    if (rc == 0 && (rc = fi_av_open(l->dom, &av, &l->av, nullptr))) step = "fi_av_open";
+    l->addrs.assign(static_cast<std::size_t>(n_), FI_ADDR_NOTAVAIL);
+    for (int pe = 0; rc == 0 && pe < n_; ++pe) {
+        const auto& name = names_[static_cast<std::size_t>(pe)];
+        if (fi_av_insert(l->av, name.data(), 1, &l->addrs[static_cast<std::size_t>(pe)], 0, nullptr) != 1) {
+            rc = -FI_EINVAL;
+            step = "fi_av_insert";
+        }
+    }
+    fi_cq_attr cq{};
+    cq.format = FI_CQ_FORMAT_CONTEXT;
+    cq.wait_obj = FI_WAIT_NONE;
+    fid_cq* q = nullptr;
+    fid_ep* e = nullptr;
+    if (rc == 0 && (rc = fi_cq_open(l->dom, &cq, &q, nullptr))) step = "fi_cq_open";
+    if (rc == 0 && (rc = fi_endpoint(l->dom, info_, &e, nullptr))) step = "fi_endpoint";
+    if (rc == 0 && (rc = fi_ep_bind(e, &l->av->fid, 0))) step = "fi_ep_bind (address vector)";
+    if (rc == 0 && (rc = fi_ep_bind(e, &q->fid, FI_TRANSMIT | FI_RECV))) step = "fi_ep_bind (completion queue)";
+    if (rc == 0 && (rc = fi_enable(e))) step = "fi_enable";
+    l->ep = e;
+    l->cq = q;
+    if (rc != 0) { // correct, only not independent
+        VKSHMEM_DEBUG("libfabric: a context shares the PE's endpoint: {}: {}", step, fi_strerror(rc < 0 ? -rc : rc));
+        close_lane(*l);
+        l->ep = ep_;
+        l->cq = cq_;
+        return l.release();
+    }
+    l->mu = &l->own_mu;
+    l->own = true;
+    std::lock_guard lk(lanes_mu_);
+    lanes_.push_back(l.get());
+    return l.release();
+}
+
+void Ofi::close_domain(Domain* d) {
+    if (!d) return;
+    auto* l = static_cast<Lane*>(d);
+    if (auto r = quiet_on(l); !r) VKSHMEM_WARN("closing a context: {}", r.error().message);
+    if (l->own) {
+        {
+            std::lock_guard lk(lanes_mu_);
+            lanes_.erase(std::find(lanes_.begin(), lanes_.end(), l));
+        }
+        close_lane(*l);
+    }
+    delete l;
+}
+
+void Ofi::close_lane(Lane& l) {
+    for (fid* f : {l.ep ? &l.ep->fid : nullptr, l.cq ? &l.cq->fid : nullptr, l.av ? &l.av->fid : nullptr,
+                   l.dom ? &l.dom->fid : nullptr})
+        if (f) fi_close(f);
+    l.ep = nullptr;
+    l.cq = nullptr;
+    l.av = nullptr;
+    l.dom = nullptr;
+}
+
 Ofi::~Ofi() {
+    for (Lane* l : std::vector<Lane*>(lanes_)) close_domain(l); // contexts still open
     if (ep_ && boot_) {
         // Every PE keeps serving the others until all have finished: once
         // this thread stops progressing, the progress thread takes over.
