@@ -201,7 +201,7 @@ Result<std::unique_ptr<net::Transport>> Runtime::make_transport() const {
         if (!t) return Error{fmt::format("VKSHMEM_NETWORK=ofi: {}", t.error().message)};
         return t;
     }
-    auto u = net::make_ucx(g_state.my_pe, g_state.n_pes);
+    auto u = net::make_ucx(g_state.my_pe, g_state.n_pes, cfg_.VKSHMEM_NBI_BATCH);
     if (u || want == Network::Ucx) {
         if (!u) return Error{fmt::format("VKSHMEM_NETWORK=ucx: {}", u.error().message)};
         return u;

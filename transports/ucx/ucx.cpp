@@ -8,6 +8,13 @@
 // UCX's emulated atomics) need the target's CPU to carry out incoming
 // operations: it sleeps on the worker's event fd and progresses the worker
 // when something arrives.
+//
+// Batches: over tcp every UCP put or get is a message of its own (a system call
+// on each side, and a reply for a get), so the default context's small
+// non-blocking puts and gets to one PE are gathered into one active message
+// each, which the target's CPU carries out and answers (an acknowledgement, or
+// the gets' data). The contexts' workers are in a UCP context of their own,
+// without active messages (see lane_ctx_), and do not batch.
 #include "transports/transport.hpp"
 
 #include "transports/blob.hpp"
@@ -80,6 +87,36 @@ std::string resources(ucp_context_h ctx) {
 // non-blocking operations (progress_loop), in ns.
 constexpr std::int64_t kPostingNapFirst = 10'000;
 
+// Batches (see the top): active message ids, and the most a batch gathers. A put's record is a
+// PutRec and its bytes, a get's a GetRec; the answer to gets is a DataRec and the bytes for each.
+// Records start 8-byte aligned.
+enum : unsigned { kAmPuts = 1, kAmGets, kAmAck, kAmData };
+constexpr std::size_t kBatchBytes = 8192;
+struct PutRec {
+    std::uint64_t offset;
+    std::uint32_t len;
+    std::uint32_t space;
+};
+struct GetRec {
+    std::uint64_t offset;
+    std::uint64_t dst; // where the answer goes, in the asking PE
+    std::uint32_t len;
+    std::uint32_t space;
+};
+struct DataRec {
+    std::uint64_t dst;
+    std::uint64_t len;
+};
+constexpr std::size_t padded(std::size_t n) { return (n + 7) & ~std::size_t(7); }
+
+// A batch's, an answer's or an acknowledgement's bytes until UCP has sent them; `counted`: the
+// lane counts the answer it waits for in pending.
+struct Outgoing {
+    struct Lane* lane;
+    std::vector<unsigned char> data;
+    bool counted;
+};
+
 // One UCP worker with its endpoints and the peers' keys unpacked on them: the
 // PE's default, the one peers connect to, or a context's own (open_domain),
 // whose operations neither wait for nor hold up those of the other workers.
@@ -105,6 +142,24 @@ struct Lane final : Domain {
     // The progress thread's: how long it sleeps before it looks again at an application thread
     // that is posting non-blocking operations (progress_loop).
     std::int64_t posting_nap = kPostingNapFirst;
+    // Batches gathered for each PE, not sent yet, and whether any is (under mu); batches sent
+    // whose answers have not come (also counted in pending).
+    struct Batch {
+        std::vector<unsigned char> puts, gets;
+        std::size_t answer = 0; // the gets' answer's size
+    };
+    std::vector<Batch> batches;
+    bool batching = false; // this lane batches (the default one, with VKSHMEM_NBI_BATCH)
+    bool batched = false;
+    std::atomic<std::size_t> unanswered{0};
+    // Answers to peers' batches, sent after the progress call whose callbacks made them (under mu).
+    struct Answer {
+        ucp_ep_h ep;
+        unsigned id;
+        Outgoing* out;
+    };
+    std::vector<Answer> answers;
+    class Ucx* owner = nullptr;
 };
 
 // What a peer handed over at connect(): enough to open another worker's endpoints to it.
@@ -131,6 +186,18 @@ void on_rma_done(void* req, ucs_status_t s, void* user) {
     l.pending.fetch_sub(1, std::memory_order_relaxed);
     ucp_request_free(req);
 }
+void on_am_sent(void* req, ucs_status_t s, void* user) {
+    auto* out = static_cast<Outgoing*>(user);
+    if (s != UCS_OK) {
+        note_failure(*out->lane, s);
+        if (out->counted) { // no answer will come
+            out->lane->unanswered.fetch_sub(1, std::memory_order_relaxed);
+            out->lane->pending.fetch_sub(1, std::memory_order_relaxed);
+        }
+    }
+    ucp_request_free(req);
+    delete out;
+}
 void on_amo_done(void* req, ucs_status_t s, void* user) {
     auto* box = static_cast<AmoBox*>(user);
     note_failure(*box->lane, s);
@@ -141,7 +208,9 @@ void on_amo_done(void* req, ucs_status_t s, void* user) {
 
 class Ucx final : public Transport {
 public:
-    Ucx(int me, int n) : me_(me), n_(n), remote_(static_cast<std::size_t>(n)), peers_(static_cast<std::size_t>(n)) {
+    Ucx(int me, int n, std::size_t batch_max)
+        : me_(me), n_(n), batch_max_(std::min(batch_max, kBatchBytes - sizeof(GetRec))),
+          remote_(static_cast<std::size_t>(n)), peers_(static_cast<std::size_t>(n)) {
         caps_.amo_widths = (1u << 4) | (1u << 8);
         main_.eps.resize(static_cast<std::size_t>(n));
         main_.rkeys.resize(static_cast<std::size_t>(n));
@@ -187,7 +256,9 @@ public:
     void progress() override {
         main_.app_ns.store(now_ns(), std::memory_order_relaxed);
         std::unique_lock lk(main_.mu, std::try_to_lock);
-        if (lk.owns_lock()) progress_worker(main_);
+        if (!lk.owns_lock()) return;
+        send_batches(main_); // a PE that waits sends what it gathered
+        progress_worker(main_);
     }
     void nap(long ns) override;
     std::string describe() const override { return desc_; }
@@ -207,10 +278,39 @@ private:
     Result<void> rma(const Post& how, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n);
     Result<const Remote*> remote(Lane& l, int pe, int space, std::uint64_t offset, std::size_t n, const char* what);
     void progress_loop();
-    // ucp_worker_progress, which carries out the operations of remote PEs (core/tsan.hpp).
-    static unsigned progress_worker(Lane& l) {
+    // ucp_worker_progress, which carries out the operations of remote PEs (core/tsan.hpp), then
+    // sends the answers its callbacks made. Under l's mutex.
+    unsigned progress_worker(Lane& l) {
         [[maybe_unused]] ForPeers peers;
-        return ucp_worker_progress(l.worker);
+        const unsigned n = ucp_worker_progress(l.worker);
+        for (const Lane::Answer& a : std::exchange(l.answers, {})) am_send(l, a.ep, a.id, a.out, false);
+        return n;
+    }
+    // Batches (under l's mutex): gathers a small non-blocking put or get for pe; sends pe's
+    // batches, or every PE's.
+    void batch(Lane& l, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n);
+    void send_batch(Lane& l, int pe);
+    void send_batches(Lane& l) {
+        if (!l.batched) return;
+        for (int pe = 0; pe < n_; ++pe) send_batch(l, pe);
+        l.batched = false;
+    }
+    void am_send(Lane& l, ucp_ep_h ep, unsigned id, Outgoing* out, bool reply);
+    Result<void> setup_batches(Lane& l);
+    // Active message callbacks (arg: the lane whose worker received it).
+    static ucs_status_t on_puts(void* arg, const void* header, std::size_t header_len, void* data, std::size_t len,
+                                const ucp_am_recv_param_t* param);
+    static ucs_status_t on_gets(void* arg, const void* header, std::size_t header_len, void* data, std::size_t len,
+                                const ucp_am_recv_param_t* param);
+    static ucs_status_t on_ack(void* arg, const void* header, std::size_t header_len, void* data, std::size_t len,
+                               const ucp_am_recv_param_t* param);
+    static ucs_status_t on_data(void* arg, const void* header, std::size_t header_len, void* data, std::size_t len,
+                                const ucp_am_recv_param_t* param);
+    // [offset, offset + len) of this PE's segment space, or null when it is not inside.
+    unsigned char* local(std::uint32_t space, std::uint64_t offset, std::uint64_t len) const {
+        if (space >= kSegments || !seg_addr_[space] || offset > seg_size_[space] || len > seg_size_[space] - offset)
+            return nullptr;
+        return static_cast<unsigned char*>(seg_addr_[space]) + offset;
     }
     void stop_progress();
     void wake_progress() {
@@ -219,8 +319,14 @@ private:
     }
 
     int me_, n_;
+    std::size_t batch_max_; // the largest put or get that batches take (0: none)
     Caps caps_;
     ucp_context_h ctx_ = nullptr;
+    // The contexts' lanes' workers, where the default one batches: a UCP context without active
+    // messages. Workers of contexts in the default one's (with them) crashed UCX 1.13's tcp
+    // transport (a segfault in uct_tcp_iface_progress on both PEs, in 1 of 2 conformance runs at 2
+    // PEs, also with no handler set); in a context of their own they never did (16 runs).
+    ucp_context_h lane_ctx_ = nullptr;
     Lane main_;
     std::array<ucp_mem_h, kSegments> memh_{};
     std::array<void*, kSegments> seg_addr_{};
@@ -258,10 +364,29 @@ Result<void> Ucx::make_worker(Lane& l) {
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
     wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
-    ucs_status_t s = ucp_worker_create(ctx_, &wp, &l.worker);
+    ucs_status_t s = ucp_worker_create(&l == &main_ || !batch_max_ ? ctx_ : lane_ctx_, &wp, &l.worker);
     if (s != UCS_OK) return ucx_error("ucp_worker_create", s);
     s = ucp_worker_get_efd(l.worker, &l.efd);
     if (s != UCS_OK) return ucx_error("ucp_worker_get_efd", s);
+    return setup_batches(l);
+}
+
+Result<void> Ucx::setup_batches(Lane& l) {
+    l.owner = this;
+    if (batch_max_ == 0 || &l != &main_) return {}; // (the contexts' lanes: see lane_ctx_)
+    l.batching = true;
+    // Peers' batches come to the default worker, and so do the answers to its own.
+    const std::pair<unsigned, ucp_am_recv_callback_t> handlers[] = {
+        {kAmAck, on_ack}, {kAmData, on_data}, {kAmPuts, on_puts}, {kAmGets, on_gets}};
+    for (const auto& [id, cb] : handlers) {
+        ucp_am_handler_param_t h{};
+        h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+        h.id = id;
+        h.cb = cb;
+        h.arg = &l;
+        const ucs_status_t s = ucp_worker_set_am_recv_handler(l.worker, &h);
+        if (s != UCS_OK) return ucx_error("ucp_worker_set_am_recv_handler", s);
+    }
     return {};
 }
 
@@ -279,16 +404,26 @@ Result<void> Ucx::init() {
         if (!std::getenv(fmt::format("UCX_TCP_{}", field).c_str())) ucp_config_modify(cfg, field, "64k");
     ucp_params_t p{};
     p.field_mask = UCP_PARAM_FIELD_FEATURES;
-    p.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
+    p.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP |
+                 (batch_max_ ? UCP_FEATURE_AM : 0);
     s = ucp_init(&p, cfg, &ctx_);
+    if (s == UCS_OK && batch_max_) {
+        p.features &= ~static_cast<std::uint64_t>(UCP_FEATURE_AM);
+        if (const ucs_status_t ls = ucp_init(&p, cfg, &lane_ctx_); ls != UCS_OK) {
+            VKSHMEM_DEBUG("UCX: contexts share the default worker: ucp_init: {}", ucs_status_string(ls));
+            lane_ctx_ = nullptr;
+        }
+    }
     ucp_config_release(cfg);
     if (s != UCS_OK) return ucx_error("ucp_init", s);
     if (auto r = make_worker(main_); !r) return r;
     wake_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_ < 0) return Error{fmt::format("eventfd: {}", std::strerror(errno))};
     const char* tls = std::getenv("UCX_TLS");
-    desc_ = fmt::format("UCX {}, UCX_TLS={}, resources:{}", ucp_get_version_string(), tls ? tls : "all",
-                        resources(ctx_));
+    desc_ = fmt::format("UCX {}, UCX_TLS={}, resources:{}, {}", ucp_get_version_string(), tls ? tls : "all",
+                        resources(ctx_),
+                        batch_max_ ? fmt::format("non-blocking puts and gets up to {} bytes in batches", batch_max_)
+                                   : std::string("no batches"));
     return {};
 }
 
@@ -360,6 +495,7 @@ Result<void> Ucx::connect(Bootstrap& boot, const std::vector<bool>& peers) {
 Result<void> Ucx::connect_lane(Lane& l) {
     l.eps.assign(static_cast<std::size_t>(n_), nullptr);
     l.rkeys.assign(static_cast<std::size_t>(n_), {});
+    l.batches.assign(static_cast<std::size_t>(n_), {});
     auto lk = lock(l);
     for (int pe = 0; pe < n_; ++pe) {
         const PeerInfo& info = peers_[static_cast<std::size_t>(pe)];
@@ -437,6 +573,7 @@ void Ucx::progress_loop() {
                 sleep_ns = std::min<std::int64_t>(sleep_ns, 10'000);
                 return;
             }
+            send_batches(l); // the application computes (or waits elsewhere): what it gathered goes
             ucs_status_t armed = UCS_OK;
             bool yielded = false;
             // At most 64 calls per hold: a stream of incoming operations must not keep the
@@ -488,6 +625,7 @@ void Ucx::close_lane(Lane& l) {
     std::vector<ucs_status_ptr_t> closing;
     {
         auto lk = lock(l);
+        send_batches(l); // (a quiet came first where the program called one)
         for (auto& per_pe : l.rkeys)
             for (ucp_rkey_h& k : per_pe)
                 if (k) ucp_rkey_destroy(std::exchange(k, nullptr));
@@ -524,6 +662,7 @@ Ucx::~Ucx() {
         if (m) ucp_mem_unmap(ctx_, m);
     if (main_.worker) ucp_worker_destroy(main_.worker);
     if (ctx_) ucp_cleanup(ctx_);
+    if (lane_ctx_) ucp_cleanup(lane_ctx_);
     if (wake_ >= 0) close(wake_);
 }
 
@@ -531,6 +670,7 @@ Domain* Ucx::open_domain() {
     // A worker of its own, with endpoints to every peer's default worker: the context's
     // operations complete (flush) and wait on it alone. Where that fails the context shares
     // the default lane, which is correct, only not independent.
+    if (batch_max_ && !lane_ctx_) return nullptr; // (see lane_ctx_)
     auto l = std::make_unique<Lane>();
     auto r = make_worker(*l);
     if (r) r = connect_lane(*l);
@@ -575,6 +715,7 @@ void Ucx::nap(long ns) {
     {
         std::unique_lock lk(main_.mu, std::try_to_lock);
         if (lk.owns_lock()) {
+            send_batches(main_);
             if (progress_worker(main_) != 0) return; // something arrived: the caller looks again
             armed = ucp_worker_arm(main_.worker) == UCS_OK;
             if (!armed) return; // events pending (UCS_ERR_BUSY)
@@ -666,6 +807,13 @@ Result<void> Ucx::rma(const Post& how, bool is_put, int pe, int space, std::uint
     if (how.nbi) l.app_ns.store(now_ns(), std::memory_order_relaxed); // the application is here (progress_loop)
     {
         auto lk = lock(l);
+        if (how.nbi && l.batching && n <= batch_max_ && n != 0) {
+            batch(l, is_put, pe, space, offset, buf, n);
+            if (!l.posted.exchange(true, std::memory_order_relaxed)) wake_progress();
+            return {};
+        }
+        // What was gathered for pe goes first (an operation of its own does not pass it).
+        send_batch(l, pe);
         req = is_put ? ucp_put_nbx(ep, buf, n, (*r)->base + offset, key, &prm)
                      : ucp_get_nbx(ep, buf, n, (*r)->base + offset, key, &prm);
         if (how.nbi) {
@@ -722,6 +870,7 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     ucs_status_ptr_t req;
     {
         auto lk = lock(l);
+        send_batch(l, pe);
         req = ucp_atomic_op_nbx(l.eps[p], uop, &box->operand, 1, (*r)->base + offset, l.rkeys[p][space], &prm);
         if (how.nbi) {
             if (UCS_PTR_IS_PTR(req)) {
@@ -738,6 +887,14 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
 
 Result<void> Ucx::fence_on(Domain* d) {
     Lane& l = lane(d);
+    {
+        // Batches are active messages, which UCP's fence does not order: operations after the
+        // fence wait until every batch before it is carried out (acknowledged).
+        auto lk = lock(l);
+        send_batches(l);
+    }
+    if (l.unanswered.load(std::memory_order_relaxed) != 0)
+        wait(l, [&] { return l.unanswered.load(std::memory_order_relaxed) == 0; });
     auto lk = lock(l);
     const ucs_status_t s = ucp_worker_fence(l.worker);
     if (s != UCS_OK) return ucx_error("ucp_worker_fence", s);
@@ -750,12 +907,13 @@ Result<void> Ucx::quiet_on(Domain* d) {
     ucs_status_ptr_t req;
     {
         auto lk = lock(l);
+        send_batches(l);
         l.posted.store(false, std::memory_order_relaxed);
         req = ucp_worker_flush_nbx(l.worker, &prm);
     }
     if (auto r = complete(l, req, "flush"); !r) return r;
     // The flush completed every operation; their callbacks (which count them and free their
-    // state) run in the progress calls that follow.
+    // state) run in the progress calls that follow, and the batches' answers come.
     wait(l, [&] { return l.pending.load(std::memory_order_relaxed) == 0; });
     auto lk = lock(l);
     if (!l.error.empty())
@@ -763,10 +921,145 @@ Result<void> Ucx::quiet_on(Domain* d) {
     return {};
 }
 
+
+void Ucx::batch(Lane& l, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n) {
+    Lane::Batch& b = l.batches[static_cast<std::size_t>(pe)];
+    // A full batch goes before this one would pass kBatchBytes (its answer too, for gets).
+    const std::size_t need = is_put ? sizeof(PutRec) + padded(n) : sizeof(GetRec);
+    if ((is_put ? b.puts.size() : std::max(b.gets.size(), b.answer)) + need +
+            (is_put ? 0 : sizeof(DataRec) + padded(n)) > kBatchBytes)
+        send_batch(l, pe);
+    if (is_put) {
+        const PutRec rec{offset, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(space)};
+        const std::size_t at = b.puts.size();
+        b.puts.resize(at + sizeof rec + padded(n));
+        std::memcpy(b.puts.data() + at, &rec, sizeof rec);
+        std::memcpy(b.puts.data() + at + sizeof rec, buf, n); // the source may be reused at once
+    } else {
+        const GetRec rec{offset, reinterpret_cast<std::uintptr_t>(buf), static_cast<std::uint32_t>(n),
+                         static_cast<std::uint32_t>(space)};
+        const std::size_t at = b.gets.size();
+        b.gets.resize(at + sizeof rec);
+        std::memcpy(b.gets.data() + at, &rec, sizeof rec);
+        b.answer += sizeof(DataRec) + padded(n);
+    }
+    l.batched = true;
+}
+
+void Ucx::send_batch(Lane& l, int pe) {
+    Lane::Batch& b = l.batches[static_cast<std::size_t>(pe)];
+    for (unsigned id : {kAmPuts, kAmGets}) {
+        std::vector<unsigned char>& gathered = id == kAmPuts ? b.puts : b.gets;
+        if (gathered.empty()) continue;
+        // Counted until its answer comes (on_ack, on_data).
+        l.unanswered.fetch_add(1, std::memory_order_relaxed);
+        l.pending.fetch_add(1, std::memory_order_relaxed);
+        am_send(l, l.eps[static_cast<std::size_t>(pe)], id, new Outgoing{&l, std::exchange(gathered, {}), true}, true);
+    }
+    b.answer = 0;
+}
+
+void Ucx::am_send(Lane& l, ucp_ep_h ep, unsigned id, Outgoing* out, bool reply) {
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+    // Eager: the receiver finds the whole message in its callback. A batch asks for an answer on
+    // the endpoint it came from (the sending lane's worker).
+    prm.flags = static_cast<std::uint32_t>(UCP_AM_SEND_FLAG_EAGER) | (reply ? static_cast<std::uint32_t>(UCP_AM_SEND_FLAG_REPLY) : 0u);
+    prm.cb.send = on_am_sent;
+    prm.user_data = out;
+    const ucs_status_ptr_t req = ucp_am_send_nbx(ep, id, nullptr, 0, out->data.data(), out->data.size(), &prm);
+    if (UCS_PTR_IS_PTR(req)) return; // on_am_sent frees it
+    if (UCS_PTR_IS_ERR(req)) {
+        note_failure(l, UCS_PTR_STATUS(req));
+        if (out->counted) {
+            l.unanswered.fetch_sub(1, std::memory_order_relaxed);
+            l.pending.fetch_sub(1, std::memory_order_relaxed);
+        }
+    }
+    delete out;
+}
+
+// A peer's batch of puts (on the default worker): carried out in order, then acknowledged.
+ucs_status_t Ucx::on_puts(void* arg, const void*, std::size_t, void* data, std::size_t len,
+                          const ucp_am_recv_param_t* param) {
+    Lane& l = *static_cast<Lane*>(arg);
+    Ucx& t = *l.owner;
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t at = 0; at + sizeof(PutRec) <= len;) {
+        PutRec rec;
+        std::memcpy(&rec, p + at, sizeof rec);
+        at += sizeof rec;
+        unsigned char* to = t.local(rec.space, rec.offset, rec.len);
+        if (rec.len > len - at || !to) {
+            note_failure(l, UCS_ERR_INVALID_PARAM);
+            VKSHMEM_WARN("UCX: a peer's batched put of {} bytes at offset {:#x} of segment {} lies outside it", rec.len,
+                         rec.offset, rec.space);
+            break;
+        }
+        std::memcpy(to, p + at, rec.len);
+        at += padded(rec.len);
+    }
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
+        l.answers.push_back({param->reply_ep, kAmAck, new Outgoing{&l, std::vector<unsigned char>(8), false}});
+    return UCS_OK;
+}
+
+// A peer's batch of gets: answered with the bytes of each, as they are now.
+ucs_status_t Ucx::on_gets(void* arg, const void*, std::size_t, void* data, std::size_t len,
+                          const ucp_am_recv_param_t* param) {
+    Lane& l = *static_cast<Lane*>(arg);
+    Ucx& t = *l.owner;
+    auto* out = new Outgoing{&l, {}, false};
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t at = 0; at + sizeof(GetRec) <= len; at += sizeof(GetRec)) {
+        GetRec rec;
+        std::memcpy(&rec, p + at, sizeof rec);
+        const DataRec head{rec.dst, rec.len};
+        const std::size_t o = out->data.size();
+        out->data.resize(o + sizeof head + padded(rec.len));
+        std::memcpy(out->data.data() + o, &head, sizeof head);
+        if (const unsigned char* from = t.local(rec.space, rec.offset, rec.len)) {
+            std::memcpy(out->data.data() + o + sizeof head, from, rec.len);
+        } else {
+            note_failure(l, UCS_ERR_INVALID_PARAM);
+            VKSHMEM_WARN("UCX: a peer's batched get of {} bytes at offset {:#x} of segment {} lies outside it", rec.len,
+                         rec.offset, rec.space);
+        }
+    }
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) l.answers.push_back({param->reply_ep, kAmData, out});
+    else delete out;
+    return UCS_OK;
+}
+
+// The answers to this lane's batches (under its mutex: callbacks run in progress calls).
+ucs_status_t Ucx::on_ack(void* arg, const void*, std::size_t, void*, std::size_t, const ucp_am_recv_param_t*) {
+    Lane& l = *static_cast<Lane*>(arg);
+    l.unanswered.fetch_sub(1, std::memory_order_relaxed);
+    l.pending.fetch_sub(1, std::memory_order_relaxed);
+    return UCS_OK;
+}
+
+ucs_status_t Ucx::on_data(void* arg, const void*, std::size_t, void* data, std::size_t len,
+                          const ucp_am_recv_param_t*) {
+    Lane& l = *static_cast<Lane*>(arg);
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t at = 0; at + sizeof(DataRec) <= len;) {
+        DataRec rec;
+        std::memcpy(&rec, p + at, sizeof rec);
+        at += sizeof rec;
+        if (rec.len > len - at) break;
+        std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(rec.dst)), p + at, rec.len);
+        at += padded(rec.len);
+    }
+    l.unanswered.fetch_sub(1, std::memory_order_relaxed);
+    l.pending.fetch_sub(1, std::memory_order_relaxed);
+    return UCS_OK;
+}
+
 } // namespace
 
-Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes) {
-    auto t = std::make_unique<Ucx>(my_pe, n_pes);
+Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes, std::size_t batch_max) {
+    auto t = std::make_unique<Ucx>(my_pe, n_pes, batch_max);
     if (auto r = t->init(); !r) return r.error();
     return std::unique_ptr<Transport>(std::move(t));
 }
