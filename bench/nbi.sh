@@ -3,7 +3,7 @@
 # bench/nbi.sh — non-blocking transfers over TCP: vkshmem over UCX and over libfabric beside Open
 # MPI's OSHMEM over UCX, in one run.
 #
-# Runs vkshmem-perf --test overlap --test nbirate at 2 PEs in three configurations, one run of
+# Runs vkshmem-perf --test overlap --test nbirate --test ctxrate at 2 PEs in three configurations, one run of
 # each per round (in this order) for N rounds, and prints the median of every row per
 # configuration side by side:
 #   vkshmem UCX tcp   build/bin/oshrun, VKSHMEM_FORCE_NETWORK=1 VKSHMEM_NETWORK=ucx UCX_TLS=tcp
@@ -15,7 +15,8 @@
 # overlap: how much of 16 x 64 KiB get_nbi / put_nbi proceeds behind a computation (1 = all of
 # it, 0 = none: the transfers wait for shmem_quiet), with the times it comes from; nbirate:
 # 8-byte put_nbi and get_nbi per second (64 per quiet), blocking get for reference, and the
-# get_nbi / get ratio. tools/perf/vkshmem-perf.c says how each is measured.
+# get_nbi / get ratio; ctxrate: the same 8-byte put_nbi stream from 1 and 2 threads of PE 0, each on
+# a private context. tools/perf/vkshmem-perf.c says how each is measured.
 # Run bench/nbi.sh --help for the options; --record writes bench/results/<date>-<host>-nbi.md.
 
 set -u
@@ -27,13 +28,13 @@ prog=nbi.sh
 
 oshmem_only=0
 run_timeout=300
-perf_args=(--csv --test overlap --test nbirate)
+perf_args=(--csv --test overlap --test nbirate --test ctxrate)
 
 usage() {
     cat <<'EOF'
 Usage: bench/nbi.sh [options]
 
-Runs vkshmem-perf --test overlap --test nbirate at 2 PEs under vkshmem over UCX tcp,
+Runs vkshmem-perf --test overlap --test nbirate --test ctxrate at 2 PEs under vkshmem over UCX tcp,
 vkshmem over libfabric tcp (both VKSHMEM_FORCE_NETWORK=1) and Open MPI's OSHMEM over
 UCX tcp, one run of each per round, and prints the median of every row per
 configuration side by side.
@@ -148,7 +149,9 @@ legend="Median of $rounds round(s) per row, 2 PEs, PE 0 -> PE 1, both PEs on thi
 overlap_*: 1 = the 16 x 64 KiB transfers proceed entirely behind the computation, 0 = not at all
 (_transfer, _compute, _total: the medians in us it comes from). nbirate_*: 8-byte operations in
 Mops/s (64 nbi operations per quiet; nbirate_get: blocking), _time in us per operation,
-nbirate_get_nbi_over_get = get_nbi rate / blocking get rate."
+nbirate_get_nbi_over_get = get_nbi rate / blocking get rate. ctxrate_N_thread(s): Mops/s of
+8-byte put_nbi from N threads of PE 0 together, each on a private context (64 per ctx_quiet);
+ctxrate_2_over_1 = their ratio."
 
 echo
 echo "$legend"

@@ -143,13 +143,14 @@ inline Result<void> Transport::amo_on(const Post& how, int pe, int space, std::u
 // process maps them; for the conformance suite (the core's Direct routes do
 // the same inline). Needs a running runtime.
 Result<std::unique_ptr<Transport>> make_shm(int my_pe, int n_pes);
-// The UCX transport (ucx/ucx.cpp); the error says why it cannot run here. Non-blocking puts
-// and gets of up to `batch_max` bytes to one PE travel together (0: each on its own).
+// The UCX transport (ucx/ucx.cpp); the error says why it cannot run here. The default
+// context's non-blocking puts and gets of up to `batch_max` bytes to one PE travel together
+// (transports/batch.hpp; 0: each on its own).
 Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes, std::size_t batch_max = 0);
 // The libfabric transport (ofi/ofi.cpp): `provider` as FI_PROVIDER names it
-// (empty: libfabric's first choice); `atomics` auto, native or messages.
-Result<std::unique_ptr<Transport>> make_ofi(int my_pe, int n_pes, const std::string& provider,
-                                            OfiAtomics atomics);
+// (empty: libfabric's first choice); `atomics` auto, native or messages; `batch_max` as for UCX.
+Result<std::unique_ptr<Transport>> make_ofi(int my_pe, int n_pes, const std::string& provider, OfiAtomics atomics,
+                                            std::size_t batch_max = 0);
 
 } // namespace net
 } // namespace vkshmem

@@ -194,7 +194,8 @@ void Runtime::print_info() const {
 Result<std::unique_ptr<net::Transport>> Runtime::make_transport() const {
     const Network want = cfg_.VKSHMEM_NETWORK;
     auto ofi = [&] {
-        return net::make_ofi(g_state.my_pe, g_state.n_pes, cfg_.VKSHMEM_OFI_PROVIDER, cfg_.VKSHMEM_OFI_ATOMICS);
+        return net::make_ofi(g_state.my_pe, g_state.n_pes, cfg_.VKSHMEM_OFI_PROVIDER, cfg_.VKSHMEM_OFI_ATOMICS,
+                             cfg_.VKSHMEM_NBI_BATCH);
     };
     if (want == Network::Ofi) {
         auto t = ofi();

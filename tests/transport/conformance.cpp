@@ -352,17 +352,13 @@ int main(int argc, char** argv) {
     g_n = shmem_n_pes();
     Setup s;
     Result<std::unique_ptr<net::Transport>> made = Error{"unknown transport: use shm, ucx or ofi"};
+    // VKSHMEM_OFI_PROVIDER, VKSHMEM_OFI_ATOMICS, and VKSHMEM_NBI_BATCH: batches of small non-blocking
+    // operations as the runtime has them (default 256 bytes).
+    const Config& cfg = g_runtime->config();
     if (which == "shm") made = net::make_shm(g_me, g_n);
-    else if (which == "ucx") {
-        // Batches of small non-blocking operations as the runtime has them by default (256 bytes),
-        // or as VKSHMEM_NBI_BATCH says.
-        const char* batch = std::getenv("VKSHMEM_NBI_BATCH");
-        made = net::make_ucx(g_me, g_n, batch ? std::strtoull(batch, nullptr, 10) : 256);
-    }
-    else if (which == "ofi") {
-        const Config& cfg = g_runtime->config(); // VKSHMEM_OFI_PROVIDER, VKSHMEM_OFI_ATOMICS
-        made = net::make_ofi(g_me, g_n, cfg.VKSHMEM_OFI_PROVIDER, cfg.VKSHMEM_OFI_ATOMICS);
-    }
+    else if (which == "ucx") made = net::make_ucx(g_me, g_n, cfg.VKSHMEM_NBI_BATCH);
+    else if (which == "ofi")
+        made = net::make_ofi(g_me, g_n, cfg.VKSHMEM_OFI_PROVIDER, cfg.VKSHMEM_OFI_ATOMICS, cfg.VKSHMEM_NBI_BATCH);
     if (!made) {
         std::fprintf(stderr, "[conformance] %s: %s\n", which.c_str(), made.error().message.c_str());
         return 2;

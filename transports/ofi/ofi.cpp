@@ -29,12 +29,18 @@
 // each atomic is a message that the target PE's CPU carries out on its own
 // memory and answers, so all of them are atomic with each other and with the
 // target's own CPU atomics.
+//
+// Batches (transports/batch.hpp): the default context's small non-blocking puts
+// and gets to one PE travel as one message each, which the target's CPU carries
+// out and answers, where the provider has messages and needs no local
+// registration (VKSHMEM_NBI_BATCH).
 #include "transports/transport.hpp"
 
 #include "bootstrap/bootstrap.hpp"
 #include "core/log.hpp"
 #include "core/tsan.hpp"
 #include "core/wait.hpp"
+#include "transports/batch.hpp"
 #include "transports/blob.hpp"
 #include "transports/cpu_amo.hpp"
 
@@ -107,6 +113,10 @@ struct Op {
     std::string error;
     Lane* nbi = nullptr;
     std::uint64_t operand = 0, cond = 0;
+    // A message this PE sends with fi_send (too large to inject): its bytes, and whether the
+    // answer to it is counted in the main lane's pending.
+    std::vector<unsigned char> msg;
+    bool send = false, counted = false;
 };
 
 // An atomic as a message (the fallback) and its answer.
@@ -123,16 +133,31 @@ struct AmoMsg {
     std::uint64_t result; // the old value (answers)
 };
 static_assert(sizeof(AmoMsg) == 48);
-constexpr std::uint8_t kRequest = 1, kAnswer = 2;
+// A batch, or an answer to one: this header, then the records (transports/batch.hpp).
+struct BatchHead {
+    std::uint8_t kind; // kPuts, kGets, kAck, kData
+    std::uint8_t pad[3];
+    std::uint32_t from;
+    std::uint64_t bytes; // of the records
+};
+static_assert(sizeof(BatchHead) == 16);
+constexpr std::uint8_t kRequest = 1, kAnswer = 2, kPuts = 3, kGets = 4, kAck = 5, kData = 6;
+// A message waiting for the provider to take it (answers and batches).
+struct Outbound {
+    int to;
+    std::vector<unsigned char> bytes;
+    bool counted; // the default lane counts its answer in pending
+};
 
 class Ofi final : public Transport {
 public:
-    Ofi(int me, int n) : me_(me), n_(n), remote_(static_cast<std::size_t>(n)), addrs_(static_cast<std::size_t>(n)) {
+    Ofi(int me, int n) : me_(me), n_(n), remote_(static_cast<std::size_t>(n)), addrs_(static_cast<std::size_t>(n)),
+          batches_(static_cast<std::size_t>(n)) {
         caps_.amo_widths = (1u << 4) | (1u << 8);
     }
     ~Ofi() override;
 
-    Result<void> init(const std::string& provider, OfiAtomics atomics);
+    Result<void> init(const std::string& provider, OfiAtomics atomics, std::size_t batch_max);
     const char* name() const override { return "ofi"; }
     const Caps& caps() const override { return caps_; }
     Result<void> register_segment(int space, void* addr, std::size_t size) override;
@@ -165,7 +190,9 @@ public:
     void progress() override {
         app_active_.store(true, std::memory_order_relaxed);
         std::unique_lock lk(mu_, std::try_to_lock);
-        if (lk.owns_lock()) progress_locked(main_);
+        if (!lk.owns_lock()) return;
+        send_batches(); // a PE that waits sends what it gathered
+        progress_locked(main_);
     }
     std::string describe() const override { return desc_; }
 
@@ -196,6 +223,11 @@ private:
     void progress_locked(Lane& l);
     void close_lane(Lane& l);
     void serve(const AmoMsg& m);
+    // Batches (under mu_): what arrived; sending pe's batches, or every PE's; the messages queued.
+    void serve_batch(const unsigned char* msg);
+    void send_batch(int pe);
+    void send_batches();
+    void send_queued();
     Result<void> post_recv(int i);
     void progress_loop();
 
@@ -224,7 +256,8 @@ private:
     std::string last_error_; // of what has no waiter (answers, receives)
     // Atomics as messages.
     bool messages_ = false;
-    std::array<AmoMsg, kRecvs> recv_{};
+    std::vector<unsigned char> recv_; // kRecvs receive buffers of recv_bytes_
+    std::size_t recv_bytes_ = sizeof(AmoMsg);
     std::array<fi_context2, kRecvs> recv_ctx_{};
     std::uint64_t next_id_ = 0;
     struct Answer {
@@ -233,7 +266,12 @@ private:
         unsigned width;
     };
     std::unordered_map<std::uint64_t, Answer> waiting_; // requests sent, answers not yet in
-    std::deque<AmoMsg> to_send_;                        // answers the provider had no room for yet
+    std::deque<Outbound> to_send_; // messages the provider has not taken yet
+    // Batches (the main lane's, under mu_): the largest operation they take (0: none), and
+    // what is gathered for each PE.
+    std::size_t batch_max_ = 0;
+    std::vector<batch::Gathered> batches_;
+    bool batched_ = false;
     // The contexts' own lanes, which the progress thread progresses too.
     std::mutex lanes_mu_;
     std::vector<Lane*> lanes_;
@@ -247,7 +285,7 @@ private:
     std::string desc_;
 };
 
-Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics) {
+Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics, std::size_t batch_max) {
     fi_info* hints = fi_allocinfo();
     if (!hints) return Error{"fi_allocinfo: out of memory"};
     hints->caps = FI_RMA | FI_ATOMIC | FI_MSG;
@@ -309,11 +347,17 @@ Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics) {
     // 0 (libfabric 1.17, tests/transport): auto sends them as messages there.
     const bool shm = std::strcmp(info_->fabric_attr->prov_name, "shm") == 0;
     messages_ = !native || atomics == OfiAtomics::Messages || (atomics == OfiAtomics::Auto && shm);
-    if (messages_) {
+    // Batches where messages need no registered source (sends from the batch's own buffer).
+    batch_max_ = (info_->caps & FI_MSG) && !mr_local_ && info_->tx_attr->inject_size >= sizeof(AmoMsg)
+                     ? batch::max_op(batch_max)
+                     : 0;
+    if (messages_ || batch_max_) {
         if (!(info_->caps & FI_MSG) || info_->tx_attr->inject_size < sizeof(AmoMsg))
             return Error{fmt::format("provider {} has neither every atomic nor messages of {} bytes to carry them",
                                      info_->fabric_attr->prov_name, sizeof(AmoMsg))};
-        if (mr_local_ && (rc = fi_mr_reg(domain_, recv_.data(), sizeof recv_, FI_RECV, 0, kSegments + 2, 0,
+        recv_bytes_ = batch_max_ ? sizeof(BatchHead) + batch::kBytes : sizeof(AmoMsg);
+        recv_.assign(kRecvs * recv_bytes_, 0);
+        if (mr_local_ && (rc = fi_mr_reg(domain_, recv_.data(), recv_.size(), FI_RECV, 0, kSegments + 2, 0,
                                           &recv_mr_, nullptr)))
             return fi_error("fi_mr_reg (receive buffers)", rc);
         if (recv_mr_ && mr_endpoint_ && ((rc = fi_mr_bind(recv_mr_, &ep_->fid, 0)) || (rc = fi_mr_enable(recv_mr_))))
@@ -332,18 +376,20 @@ Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics) {
         }
     }
     desc_ = fmt::format("libfabric {}.{}, provider {} on {}, memory registration{}{}{}{}, atomics {}, progress {}, "
-                        "contexts on {}",
+                        "contexts on {}, {}",
                         FI_MAJOR(fi_version()), FI_MINOR(fi_version()), info_->fabric_attr->prov_name,
                         info_->domain_attr->name, virt_addr_ ? " virtual-address" : " offset",
                         prov_key_ ? " provider-key" : "", mr_local_ ? " local" : "", mr_endpoint_ ? " endpoint" : "",
                         messages_ ? "as messages to the target's CPU" : "native",
                         info_->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",
-                        !mr_local_ ? "domains of their own" : "the PE's endpoint");
+                        !mr_local_ ? "domains of their own" : "the PE's endpoint",
+                        batch_max_ ? fmt::format("non-blocking puts and gets up to {} bytes in batches", batch_max_)
+                                   : std::string("no batches"));
     return {};
 }
 
 Result<void> Ofi::post_recv(int i) {
-    iovec iov{&recv_[static_cast<std::size_t>(i)], sizeof(AmoMsg)};
+    iovec iov{recv_.data() + static_cast<std::size_t>(i) * recv_bytes_, recv_bytes_};
     fi_msg msg{};
     void* desc = recv_mr_ ? fi_mr_desc(recv_mr_) : nullptr;
     msg.msg_iov = &iov;
@@ -428,6 +474,7 @@ void Ofi::progress_loop() {
         }
         {
             std::lock_guard lk(mu_);
+            send_batches(); // the application computes: what it gathered goes
             progress_locked(main_);
         }
         {
@@ -478,24 +525,112 @@ void Ofi::progress_locked(Lane& l) {
                 continue;
             }
             const int slot = static_cast<int>(ctx - recv_ctx_.data());
-            const AmoMsg m = recv_[static_cast<std::size_t>(slot)];
+            // Carried out before the buffer is posted again (serving only queues answers).
+            const unsigned char* msg = recv_.data() + static_cast<std::size_t>(slot) * recv_bytes_;
+            if (msg[0] == kRequest || msg[0] == kAnswer) {
+                AmoMsg m;
+                std::memcpy(&m, msg, sizeof m);
+                serve(m);
+            } else {
+                serve_batch(msg);
+            }
             if (auto r = post_recv(slot); !r) last_error_ = r.error().message;
-            serve(m);
         }
         if (drained) break;
     }
-    if (&l != &main_) return;
+    if (&l == &main_) send_queued();
+}
+
+void Ofi::send_queued() {
     while (!to_send_.empty()) {
-        const AmoMsg& m = to_send_.front();
-        const ssize_t rc = fi_inject(ep_, &m, sizeof m, addrs_[m.from]);
+        Outbound& m = to_send_.front();
+        const fi_addr_t to = addrs_[static_cast<std::size_t>(m.to)];
+        ssize_t rc = 0;
+        if (m.bytes.size() <= info_->tx_attr->inject_size) {
+            rc = fi_inject(ep_, m.bytes.data(), m.bytes.size(), to);
+        } else { // the operation owns the bytes until its completion (finished())
+            auto* op = new Op;
+            op->send = true;
+            op->counted = m.counted;
+            op->msg = std::move(m.bytes);
+            rc = fi_send(ep_, op->msg.data(), op->msg.size(), nullptr, to, &op->ctx);
+            if (rc != 0) {
+                m.bytes = std::move(op->msg);
+                delete op;
+            }
+        }
         if (rc == -FI_EAGAIN) break;
-        if (rc) last_error_ = fi_strerror(static_cast<int>(-rc));
+        if (rc) {
+            last_error_ = fi_strerror(static_cast<int>(-rc));
+            if (m.counted) --main_.pending; // no answer will come
+        }
         to_send_.pop_front();
+    }
+}
+
+void Ofi::send_batch(int pe) {
+    batch::Gathered& g = batches_[static_cast<std::size_t>(pe)];
+    for (std::uint8_t kind : {kPuts, kGets}) {
+        std::vector<unsigned char>& recs = kind == kPuts ? g.puts : g.gets;
+        if (recs.empty()) continue;
+        const BatchHead head{kind, {}, static_cast<std::uint32_t>(me_), recs.size()};
+        std::vector<unsigned char> bytes(sizeof head + recs.size());
+        std::memcpy(bytes.data(), &head, sizeof head);
+        std::memcpy(bytes.data() + sizeof head, recs.data(), recs.size());
+        recs.clear();
+        ++main_.pending; // until its answer comes (serve_batch)
+        to_send_.push_back(Outbound{pe, std::move(bytes), true});
+    }
+    g.answer = 0;
+    send_queued();
+}
+
+void Ofi::send_batches() {
+    if (!batched_) return;
+    for (int pe = 0; pe < n_; ++pe) send_batch(pe);
+    batched_ = false;
+}
+
+void Ofi::serve_batch(const unsigned char* msg) {
+    BatchHead head;
+    std::memcpy(&head, msg, sizeof head);
+    const unsigned char* recs = msg + sizeof head;
+    const std::size_t len = std::min<std::uint64_t>(head.bytes, recv_bytes_ - sizeof head);
+    if (head.from >= static_cast<unsigned>(n_)) return;
+    const batch::Segments seg{seg_addr_.data(), seg_size_.data(), kSegments, "libfabric"};
+    switch (head.kind) {
+    case kPuts: {
+        if (!batch::carry_out_puts(recs, len, seg)) last_error_ = "a peer's batched put lies outside this PE's segment";
+        const BatchHead ack{kAck, {}, static_cast<std::uint32_t>(me_), 0};
+        std::vector<unsigned char> bytes(sizeof ack);
+        std::memcpy(bytes.data(), &ack, sizeof ack);
+        to_send_.push_back(Outbound{static_cast<int>(head.from), std::move(bytes), false});
+        break;
+    }
+    case kGets: {
+        std::vector<unsigned char> bytes(sizeof(BatchHead));
+        if (!batch::answer_gets(recs, len, bytes, seg)) last_error_ = "a peer's batched get lies outside this PE's segment";
+        const BatchHead data{kData, {}, static_cast<std::uint32_t>(me_), bytes.size() - sizeof(BatchHead)};
+        std::memcpy(bytes.data(), &data, sizeof data);
+        to_send_.push_back(Outbound{static_cast<int>(head.from), std::move(bytes), false});
+        break;
+    }
+    case kData: batch::take_answer(recs, len); [[fallthrough]];
+    case kAck: --main_.pending; break;
+    default: last_error_ = fmt::format("a message of unknown kind {} from PE {}", head.kind, head.from);
     }
 }
 
 void Ofi::finished(fi_context2* ctx, std::string error) {
     Op* op = reinterpret_cast<Op*>(ctx);
+    if (op->send) {
+        if (!error.empty()) {
+            last_error_ = std::move(error);
+            if (op->counted) --main_.pending; // no answer will come
+        }
+        delete op;
+        return;
+    }
     if (!op->nbi) {
         op->error = std::move(error);
         op->done = true;
@@ -528,7 +663,11 @@ void Ofi::serve(const AmoMsg& m) {
         last_error_ = fmt::format("PE {} asked for a {}-byte atomic at offset {:#x} of segment {}, outside it",
                                   m.from, m.width, m.offset, m.space);
     }
-    if (m.from < static_cast<unsigned>(n_)) to_send_.push_back(a);
+    if (m.from < static_cast<unsigned>(n_)) {
+        std::vector<unsigned char> bytes(sizeof a);
+        std::memcpy(bytes.data(), &a, sizeof a);
+        to_send_.push_back(Outbound{static_cast<int>(m.from), std::move(bytes), false});
+    }
 }
 
 template <class D> void Ofi::wait_until(Lane& l, D&& done) {
@@ -605,6 +744,18 @@ Result<void> Ofi::rma(const Post& how, bool is_put, int pe, int space, std::uint
     if (n == 0) return {}; // (a zero-byte fi_write never completes on shm)
     const Remote& r = **rr;
     Lane& l = lane(how.domain);
+    if (batch_max_ && &l == &main_) {
+        std::lock_guard lk(mu_);
+        batch::Gathered& g = batches_[static_cast<std::size_t>(pe)];
+        if (how.nbi && n <= batch_max_) {
+            if (!g.fits(is_put, n)) send_batch(pe);
+            if (is_put) g.put(space, offset, buf, n);
+            else g.get(space, offset, buf, n);
+            batched_ = true;
+            return {};
+        }
+        if (!g.empty()) send_batch(pe); // an operation of its own does not pass what was gathered
+    }
     const fi_addr_t to = addr(l, pe);
     auto once = [&](char* b, std::size_t len, void* desc, std::uint64_t off) -> Result<void> {
         return run(
@@ -658,6 +809,10 @@ Result<void> Ofi::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     auto r = remote(pe, space, offset, width, "atomic");
     if (!r) return r.error();
     if (width != 4 && width != 8) return Error{fmt::format("libfabric atomic: {}-byte operands are not native", width)};
+    if (batch_max_ && !how.domain) {
+        std::lock_guard lk(mu_);
+        if (!batches_[static_cast<std::size_t>(pe)].empty()) send_batch(pe);
+    }
     // The operations that return the old value are sent as fetching ones, also when the caller
     // does not want it.
     std::uint64_t ignored = 0;
@@ -783,6 +938,7 @@ Result<void> Ofi::quiet_on(Domain* d) {
     std::string error;
     {
         std::unique_lock lk(*l.mu);
+        if (&l == &main_) send_batches(); // their answers count in pending
         if (l.pending != 0) {
             lk.unlock();
             wait_until(l, [&] { return l.pending == 0; });
@@ -900,10 +1056,10 @@ Ofi::~Ofi() {
 
 } // namespace
 
-Result<std::unique_ptr<Transport>> make_ofi(int my_pe, int n_pes, const std::string& provider,
-                                            OfiAtomics atomics) {
+Result<std::unique_ptr<Transport>> make_ofi(int my_pe, int n_pes, const std::string& provider, OfiAtomics atomics,
+                                            std::size_t batch_max) {
     auto t = std::make_unique<Ofi>(my_pe, n_pes);
-    if (auto r = t->init(provider, atomics); !r) return r.error();
+    if (auto r = t->init(provider, atomics, batch_max); !r) return r.error();
     return std::unique_ptr<Transport>(std::move(t));
 }
 

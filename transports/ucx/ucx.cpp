@@ -17,6 +17,7 @@
 // without active messages (see lane_ctx_), and do not batch.
 #include "transports/transport.hpp"
 
+#include "transports/batch.hpp"
 #include "transports/blob.hpp"
 
 #include "bootstrap/bootstrap.hpp"
@@ -87,27 +88,8 @@ std::string resources(ucp_context_h ctx) {
 // non-blocking operations (progress_loop), in ns.
 constexpr std::int64_t kPostingNapFirst = 10'000;
 
-// Batches (see the top): active message ids, and the most a batch gathers. A put's record is a
-// PutRec and its bytes, a get's a GetRec; the answer to gets is a DataRec and the bytes for each.
-// Records start 8-byte aligned.
+// Batches (see the top and transports/batch.hpp): the active message ids.
 enum : unsigned { kAmPuts = 1, kAmGets, kAmAck, kAmData };
-constexpr std::size_t kBatchBytes = 8192;
-struct PutRec {
-    std::uint64_t offset;
-    std::uint32_t len;
-    std::uint32_t space;
-};
-struct GetRec {
-    std::uint64_t offset;
-    std::uint64_t dst; // where the answer goes, in the asking PE
-    std::uint32_t len;
-    std::uint32_t space;
-};
-struct DataRec {
-    std::uint64_t dst;
-    std::uint64_t len;
-};
-constexpr std::size_t padded(std::size_t n) { return (n + 7) & ~std::size_t(7); }
 
 // A batch's, an answer's or an acknowledgement's bytes until UCP has sent them; `counted`: the
 // lane counts the answer it waits for in pending.
@@ -144,11 +126,7 @@ struct Lane final : Domain {
     std::int64_t posting_nap = kPostingNapFirst;
     // Batches gathered for each PE, not sent yet, and whether any is (under mu); batches sent
     // whose answers have not come (also counted in pending).
-    struct Batch {
-        std::vector<unsigned char> puts, gets;
-        std::size_t answer = 0; // the gets' answer's size
-    };
-    std::vector<Batch> batches;
+    std::vector<batch::Gathered> batches;
     bool batching = false; // this lane batches (the default one, with VKSHMEM_NBI_BATCH)
     bool batched = false;
     std::atomic<std::size_t> unanswered{0};
@@ -209,7 +187,7 @@ void on_amo_done(void* req, ucs_status_t s, void* user) {
 class Ucx final : public Transport {
 public:
     Ucx(int me, int n, std::size_t batch_max)
-        : me_(me), n_(n), batch_max_(std::min(batch_max, kBatchBytes - sizeof(GetRec))),
+        : me_(me), n_(n), batch_max_(batch::max_op(batch_max)),
           remote_(static_cast<std::size_t>(n)), peers_(static_cast<std::size_t>(n)) {
         caps_.amo_widths = (1u << 4) | (1u << 8);
         main_.eps.resize(static_cast<std::size_t>(n));
@@ -306,12 +284,7 @@ private:
                                const ucp_am_recv_param_t* param);
     static ucs_status_t on_data(void* arg, const void* header, std::size_t header_len, void* data, std::size_t len,
                                 const ucp_am_recv_param_t* param);
-    // [offset, offset + len) of this PE's segment space, or null when it is not inside.
-    unsigned char* local(std::uint32_t space, std::uint64_t offset, std::uint64_t len) const {
-        if (space >= kSegments || !seg_addr_[space] || offset > seg_size_[space] || len > seg_size_[space] - offset)
-            return nullptr;
-        return static_cast<unsigned char*>(seg_addr_[space]) + offset;
-    }
+    batch::Segments segments() const { return {seg_addr_.data(), seg_size_.data(), kSegments, "UCX"}; }
     void stop_progress();
     void wake_progress() {
         const std::uint64_t one = 1;
@@ -923,31 +896,15 @@ Result<void> Ucx::quiet_on(Domain* d) {
 
 
 void Ucx::batch(Lane& l, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n) {
-    Lane::Batch& b = l.batches[static_cast<std::size_t>(pe)];
-    // A full batch goes before this one would pass kBatchBytes (its answer too, for gets).
-    const std::size_t need = is_put ? sizeof(PutRec) + padded(n) : sizeof(GetRec);
-    if ((is_put ? b.puts.size() : std::max(b.gets.size(), b.answer)) + need +
-            (is_put ? 0 : sizeof(DataRec) + padded(n)) > kBatchBytes)
-        send_batch(l, pe);
-    if (is_put) {
-        const PutRec rec{offset, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(space)};
-        const std::size_t at = b.puts.size();
-        b.puts.resize(at + sizeof rec + padded(n));
-        std::memcpy(b.puts.data() + at, &rec, sizeof rec);
-        std::memcpy(b.puts.data() + at + sizeof rec, buf, n); // the source may be reused at once
-    } else {
-        const GetRec rec{offset, reinterpret_cast<std::uintptr_t>(buf), static_cast<std::uint32_t>(n),
-                         static_cast<std::uint32_t>(space)};
-        const std::size_t at = b.gets.size();
-        b.gets.resize(at + sizeof rec);
-        std::memcpy(b.gets.data() + at, &rec, sizeof rec);
-        b.answer += sizeof(DataRec) + padded(n);
-    }
+    batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
+    if (!g.fits(is_put, n)) send_batch(l, pe);
+    if (is_put) g.put(space, offset, buf, n);
+    else g.get(space, offset, buf, n);
     l.batched = true;
 }
 
 void Ucx::send_batch(Lane& l, int pe) {
-    Lane::Batch& b = l.batches[static_cast<std::size_t>(pe)];
+    batch::Gathered& b = l.batches[static_cast<std::size_t>(pe)];
     for (unsigned id : {kAmPuts, kAmGets}) {
         std::vector<unsigned char>& gathered = id == kAmPuts ? b.puts : b.gets;
         if (gathered.empty()) continue;
@@ -984,21 +941,8 @@ ucs_status_t Ucx::on_puts(void* arg, const void*, std::size_t, void* data, std::
                           const ucp_am_recv_param_t* param) {
     Lane& l = *static_cast<Lane*>(arg);
     Ucx& t = *l.owner;
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t at = 0; at + sizeof(PutRec) <= len;) {
-        PutRec rec;
-        std::memcpy(&rec, p + at, sizeof rec);
-        at += sizeof rec;
-        unsigned char* to = t.local(rec.space, rec.offset, rec.len);
-        if (rec.len > len - at || !to) {
-            note_failure(l, UCS_ERR_INVALID_PARAM);
-            VKSHMEM_WARN("UCX: a peer's batched put of {} bytes at offset {:#x} of segment {} lies outside it", rec.len,
-                         rec.offset, rec.space);
-            break;
-        }
-        std::memcpy(to, p + at, rec.len);
-        at += padded(rec.len);
-    }
+    if (!batch::carry_out_puts(static_cast<const unsigned char*>(data), len, t.segments()))
+        note_failure(l, UCS_ERR_INVALID_PARAM);
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
         l.answers.push_back({param->reply_ep, kAmAck, new Outgoing{&l, std::vector<unsigned char>(8), false}});
     return UCS_OK;
@@ -1010,22 +954,8 @@ ucs_status_t Ucx::on_gets(void* arg, const void*, std::size_t, void* data, std::
     Lane& l = *static_cast<Lane*>(arg);
     Ucx& t = *l.owner;
     auto* out = new Outgoing{&l, {}, false};
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t at = 0; at + sizeof(GetRec) <= len; at += sizeof(GetRec)) {
-        GetRec rec;
-        std::memcpy(&rec, p + at, sizeof rec);
-        const DataRec head{rec.dst, rec.len};
-        const std::size_t o = out->data.size();
-        out->data.resize(o + sizeof head + padded(rec.len));
-        std::memcpy(out->data.data() + o, &head, sizeof head);
-        if (const unsigned char* from = t.local(rec.space, rec.offset, rec.len)) {
-            std::memcpy(out->data.data() + o + sizeof head, from, rec.len);
-        } else {
-            note_failure(l, UCS_ERR_INVALID_PARAM);
-            VKSHMEM_WARN("UCX: a peer's batched get of {} bytes at offset {:#x} of segment {} lies outside it", rec.len,
-                         rec.offset, rec.space);
-        }
-    }
+    if (!batch::answer_gets(static_cast<const unsigned char*>(data), len, out->data, t.segments()))
+        note_failure(l, UCS_ERR_INVALID_PARAM);
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) l.answers.push_back({param->reply_ep, kAmData, out});
     else delete out;
     return UCS_OK;
@@ -1042,15 +972,7 @@ ucs_status_t Ucx::on_ack(void* arg, const void*, std::size_t, void*, std::size_t
 ucs_status_t Ucx::on_data(void* arg, const void*, std::size_t, void* data, std::size_t len,
                           const ucp_am_recv_param_t*) {
     Lane& l = *static_cast<Lane*>(arg);
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t at = 0; at + sizeof(DataRec) <= len;) {
-        DataRec rec;
-        std::memcpy(&rec, p + at, sizeof rec);
-        at += sizeof rec;
-        if (rec.len > len - at) break;
-        std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(rec.dst)), p + at, rec.len);
-        at += padded(rec.len);
-    }
+    batch::take_answer(static_cast<const unsigned char*>(data), len);
     l.unanswered.fetch_sub(1, std::memory_order_relaxed);
     l.pending.fetch_sub(1, std::memory_order_relaxed);
     return UCS_OK;

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: BSL-1.0
+// Batches of small non-blocking puts and gets to one PE (VKSHMEM_NBI_BATCH): the
+// records a transport gathers into one message, and how the target carries them
+// out. Where every put or get is a network message of its own (tcp), one message
+// for many costs one system call on each side instead of one per operation.
+//
+// A batch of puts is a sequence of PutRec, each followed by its bytes; a batch of
+// gets a sequence of GetRec; the answer to gets a DataRec and the bytes for each.
+// Records start 8-byte aligned. The target answers a batch of puts once it has
+// carried them out (an acknowledgement) and a batch of gets with their bytes, so
+// the sender's quiet waits for the answers of what it sent.
+#pragma once
+
+#include "core/log.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace vkshmem::net::batch {
+
+constexpr std::size_t kBytes = 8192; // a batch's records at most, and its answer's
+
+struct PutRec {
+    std::uint64_t offset;
+    std::uint32_t len;
+    std::uint32_t space;
+};
+struct GetRec {
+    std::uint64_t offset;
+    std::uint64_t dst; // where the answer goes, in the asking PE
+    std::uint32_t len;
+    std::uint32_t space;
+};
+struct DataRec {
+    std::uint64_t dst;
+    std::uint64_t len;
+};
+constexpr std::size_t padded(std::size_t n) { return (n + 7) & ~std::size_t(7); }
+
+// The largest operation a batch takes, given what the setting asks.
+inline std::size_t max_op(std::size_t asked) { return std::min(asked, kBytes - sizeof(GetRec) - sizeof(DataRec)); }
+
+// What one PE has gathered for another.
+struct Gathered {
+    std::vector<unsigned char> puts, gets;
+    std::size_t answer = 0; // the gets' answer's size
+
+    bool empty() const { return puts.empty() && gets.empty(); }
+    // Whether a put (or get) of n bytes still fits (the gets' answer too).
+    bool fits(bool is_put, std::size_t n) const {
+        return is_put ? puts.size() + sizeof(PutRec) + padded(n) <= kBytes
+                      : gets.size() + sizeof(GetRec) <= kBytes && answer + sizeof(DataRec) + padded(n) <= kBytes;
+    }
+    void put(int space, std::uint64_t offset, const void* src, std::size_t n) {
+        const PutRec rec{offset, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(space)};
+        const std::size_t at = puts.size();
+        puts.resize(at + sizeof rec + padded(n));
+        std::memcpy(puts.data() + at, &rec, sizeof rec);
+        std::memcpy(puts.data() + at + sizeof rec, src, n); // the source may be reused at once
+    }
+    void get(int space, std::uint64_t offset, void* dst, std::size_t n) {
+        const GetRec rec{offset, reinterpret_cast<std::uintptr_t>(dst), static_cast<std::uint32_t>(n),
+                         static_cast<std::uint32_t>(space)};
+        const std::size_t at = gets.size();
+        gets.resize(at + sizeof rec);
+        std::memcpy(gets.data() + at, &rec, sizeof rec);
+        answer += sizeof(DataRec) + padded(n);
+    }
+};
+
+// The target's side: its registered segments (addresses and sizes, by space), and the
+// transport's name for its warnings.
+struct Segments {
+    void* const* addr;
+    const std::size_t* size;
+    std::uint32_t count;
+    const char* who;
+
+    // This PE's bytes [offset, offset + len) of `space`, or null (with a warning) when they lie
+    // outside it.
+    unsigned char* at(std::uint32_t space, std::uint64_t offset, std::uint64_t len, const char* what) const {
+        if (space < count && addr[space] && offset <= size[space] && len <= size[space] - offset)
+            return static_cast<unsigned char*>(addr[space]) + offset;
+        VKSHMEM_WARN("{}: a peer's batched {} of {} bytes at offset {:#x} of segment {} lies outside it", who, what, len,
+                     offset, space);
+        return nullptr;
+    }
+};
+
+// Carries out a batch of puts in order; false when a record was bad (the rest is skipped).
+inline bool carry_out_puts(const unsigned char* p, std::size_t len, const Segments& seg) {
+    for (std::size_t at = 0; at + sizeof(PutRec) <= len;) {
+        PutRec rec;
+        std::memcpy(&rec, p + at, sizeof rec);
+        at += sizeof rec;
+        unsigned char* to = rec.len <= len - at ? seg.at(rec.space, rec.offset, rec.len, "put") : nullptr;
+        if (!to) return false;
+        std::memcpy(to, p + at, rec.len);
+        at += padded(rec.len);
+    }
+    return true;
+}
+
+// Appends the answer to a batch of gets to `out`; false when a record was bad (its bytes read
+// as zeros).
+inline bool answer_gets(const unsigned char* p, std::size_t len, std::vector<unsigned char>& out, const Segments& seg) {
+    bool ok = true;
+    for (std::size_t at = 0; at + sizeof(GetRec) <= len; at += sizeof(GetRec)) {
+        GetRec rec;
+        std::memcpy(&rec, p + at, sizeof rec);
+        const DataRec head{rec.dst, rec.len};
+        const std::size_t o = out.size();
+        out.resize(o + sizeof head + padded(rec.len));
+        std::memcpy(out.data() + o, &head, sizeof head);
+        if (const unsigned char* from = seg.at(rec.space, rec.offset, rec.len, "get"))
+            std::memcpy(out.data() + o + sizeof head, from, rec.len);
+        else ok = false;
+    }
+    return ok;
+}
+
+// The sender's side of an answer to gets: each get's bytes to where it asked for them.
+inline void take_answer(const unsigned char* p, std::size_t len) {
+    for (std::size_t at = 0; at + sizeof(DataRec) <= len;) {
+        DataRec rec;
+        std::memcpy(&rec, p + at, sizeof rec);
+        at += sizeof rec;
+        if (rec.len > len - at) return;
+        std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(rec.dst)), p + at, rec.len);
+        at += padded(rec.len);
+    }
+}
+
+} // namespace vkshmem::net::batch
