@@ -90,6 +90,11 @@ constexpr std::int64_t kPostingNapFirst = 10'000;
 
 // Batches (see the top and transports/batch.hpp): the active message ids.
 enum : unsigned { kAmPuts = 1, kAmGets, kAmAck, kAmData };
+// Where the default worker batches, its non-blocking puts from this size on are posted later, by
+// the progress thread once the application computes (or at the next quiet, fence, other
+// operation or wait): over tcp a put's bytes go into the socket inside ucp_put_nbx, so a put
+// posted at once costs its caller nearly all of its transfer time.
+constexpr std::size_t kDeferFrom = 16384;
 
 // A batch's, an answer's or an acknowledgement's bytes until UCP has sent them; `counted`: the
 // lane counts the answer it waits for in pending.
@@ -128,6 +133,15 @@ struct Lane final : Domain {
     // whose answers have not come (also counted in pending).
     std::vector<batch::Gathered> batches;
     bool batching = false; // this lane batches (the default one, with VKSHMEM_NBI_BATCH)
+    // Large non-blocking puts not posted yet (kDeferFrom; under mu), in the order of their calls.
+    struct Deferred {
+        std::size_t pe;
+        std::uint64_t remote;
+        ucp_rkey_h key;
+        void* buf;
+        std::size_t n;
+    };
+    std::vector<Deferred> deferred;
     bool batched = false;
     std::atomic<std::size_t> unanswered{0};
     // Answers to peers' batches, sent after the progress call whose callbacks made them (under mu).
@@ -265,14 +279,17 @@ private:
         return n;
     }
     // Batches (under l's mutex): gathers a small non-blocking put or get for pe; sends pe's
-    // batches, or every PE's.
+    // batches, or every PE's (and then posts the deferred puts too: kDeferFrom).
     void batch(Lane& l, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n);
     void send_batch(Lane& l, int pe);
     void send_batches(Lane& l) {
+        if (!l.deferred.empty()) post_deferred(l);
         if (!l.batched) return;
         for (int pe = 0; pe < n_; ++pe) send_batch(l, pe);
         l.batched = false;
     }
+    // Posts l's deferred puts (under its mutex).
+    void post_deferred(Lane& l);
     void am_send(Lane& l, ucp_ep_h ep, unsigned id, Outgoing* out, bool reply);
     Result<void> setup_batches(Lane& l);
     // Active message callbacks (arg: the lane whose worker received it).
@@ -780,13 +797,15 @@ Result<void> Ucx::rma(const Post& how, bool is_put, int pe, int space, std::uint
     if (how.nbi) l.app_ns.store(now_ns(), std::memory_order_relaxed); // the application is here (progress_loop)
     {
         auto lk = lock(l);
-        if (how.nbi && l.batching && n <= batch_max_ && n != 0) {
-            batch(l, is_put, pe, space, offset, buf, n);
+        if (how.nbi && l.batching && (n <= batch_max_ || (is_put && n >= kDeferFrom)) && n != 0) {
+            if (n <= batch_max_) batch(l, is_put, pe, space, offset, buf, n);
+            else l.deferred.push_back({p, (*r)->base + offset, key, buf, n});
             if (!l.posted.exchange(true, std::memory_order_relaxed)) wake_progress();
             return {};
         }
         // What was gathered for pe goes first (an operation of its own does not pass it).
         send_batch(l, pe);
+        if (!l.deferred.empty()) post_deferred(l);
         req = is_put ? ucp_put_nbx(ep, buf, n, (*r)->base + offset, key, &prm)
                      : ucp_get_nbx(ep, buf, n, (*r)->base + offset, key, &prm);
         if (how.nbi) {
@@ -844,6 +863,7 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     {
         auto lk = lock(l);
         send_batch(l, pe);
+        if (!l.deferred.empty()) post_deferred(l);
         req = ucp_atomic_op_nbx(l.eps[p], uop, &box->operand, 1, (*r)->base + offset, l.rkeys[p][space], &prm);
         if (how.nbi) {
             if (UCS_PTR_IS_PTR(req)) {
@@ -901,6 +921,18 @@ void Ucx::batch(Lane& l, bool is_put, int pe, int space, std::uint64_t offset, v
     if (is_put) g.put(space, offset, buf, n);
     else g.get(space, offset, buf, n);
     l.batched = true;
+}
+
+void Ucx::post_deferred(Lane& l) {
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    prm.cb.send = on_rma_done;
+    prm.user_data = &l;
+    for (const Lane::Deferred& d : std::exchange(l.deferred, {})) {
+        const ucs_status_ptr_t req = ucp_put_nbx(l.eps[d.pe], d.buf, d.n, d.remote, d.key, &prm);
+        if (UCS_PTR_IS_ERR(req)) note_failure(l, UCS_PTR_STATUS(req)); // quiet reports it
+        else if (UCS_PTR_IS_PTR(req)) l.pending.fetch_add(1, std::memory_order_relaxed);
+    }
 }
 
 void Ucx::send_batch(Lane& l, int pe) {
