@@ -84,8 +84,8 @@ struct Segments {
     unsigned char* at(std::uint32_t space, std::uint64_t offset, std::uint64_t len, const char* what) const {
         if (space < count && addr[space] && offset <= size[space] && len <= size[space] - offset)
             return static_cast<unsigned char*>(addr[space]) + offset;
-        VKSHMEM_WARN("{}: a peer's batched {} of {} bytes at offset {:#x} of segment {} lies outside it", who, what, len,
-                     offset, space);
+        VKSHMEM_WARN("{}: a peer's batched {} of {} bytes at offset {:#x} of segment {} lies outside it", who, what,
+                     len, offset, space);
         return nullptr;
     }
 };

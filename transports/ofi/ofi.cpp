@@ -609,7 +609,8 @@ void Ofi::serve_batch(const unsigned char* msg) {
     }
     case kGets: {
         std::vector<unsigned char> bytes(sizeof(BatchHead));
-        if (!batch::answer_gets(recs, len, bytes, seg)) last_error_ = "a peer's batched get lies outside this PE's segment";
+        if (!batch::answer_gets(recs, len, bytes, seg))
+            last_error_ = "a peer's batched get lies outside this PE's segment";
         const BatchHead data{kData, {}, static_cast<std::uint32_t>(me_), bytes.size() - sizeof(BatchHead)};
         std::memcpy(bytes.data(), &data, sizeof data);
         to_send_.push_back(Outbound{static_cast<int>(head.from), std::move(bytes), false});

@@ -13,8 +13,10 @@
 // on each side, and a reply for a get), so the default context's small
 // non-blocking puts and gets to one PE are gathered into one active message
 // each, which the target's CPU carries out and answers (an acknowledgement, or
-// the gets' data). The contexts' workers are in a UCP context of their own,
-// without active messages (see lane_ctx_), and do not batch.
+// the gets' data). The same worker's large non-blocking puts are posted by
+// the progress thread once the application computes (kDeferFrom). The
+// contexts' workers are in a UCP context of their own, without active
+// messages (see lane_ctx_), and do neither.
 #include "transports/transport.hpp"
 
 #include "transports/batch.hpp"
@@ -914,7 +916,6 @@ Result<void> Ucx::quiet_on(Domain* d) {
     return {};
 }
 
-
 void Ucx::batch(Lane& l, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n) {
     batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
     if (!g.fits(is_put, n)) send_batch(l, pe);
@@ -953,7 +954,8 @@ void Ucx::am_send(Lane& l, ucp_ep_h ep, unsigned id, Outgoing* out, bool reply) 
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
     // Eager: the receiver finds the whole message in its callback. A batch asks for an answer on
     // the endpoint it came from (the sending lane's worker).
-    prm.flags = static_cast<std::uint32_t>(UCP_AM_SEND_FLAG_EAGER) | (reply ? static_cast<std::uint32_t>(UCP_AM_SEND_FLAG_REPLY) : 0u);
+    prm.flags = static_cast<std::uint32_t>(UCP_AM_SEND_FLAG_EAGER) |
+                (reply ? static_cast<std::uint32_t>(UCP_AM_SEND_FLAG_REPLY) : 0u);
     prm.cb.send = on_am_sent;
     prm.user_data = out;
     const ucs_status_ptr_t req = ucp_am_send_nbx(ep, id, nullptr, 0, out->data.data(), out->data.size(), &prm);
