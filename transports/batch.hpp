@@ -54,6 +54,11 @@ struct Gathered {
         return is_put ? puts.size() + sizeof(PutRec) + padded(n) <= kBytes
                       : gets.size() + sizeof(GetRec) <= kBytes && answer + sizeof(DataRec) + padded(n) <= kBytes;
     }
+    // Gathers a put (its bytes copied in) or a get (where its answer goes); fits() must hold.
+    void add(bool is_put, int space, std::uint64_t offset, void* buf, std::size_t n) {
+        if (is_put) put(space, offset, buf, n);
+        else get(space, offset, buf, n);
+    }
     void put(int space, std::uint64_t offset, const void* src, std::size_t n) {
         const PutRec rec{offset, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(space)};
         const std::size_t at = puts.size();

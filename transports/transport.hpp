@@ -146,11 +146,11 @@ Result<std::unique_ptr<Transport>> make_shm(int my_pe, int n_pes);
 // The UCX transport (ucx/ucx.cpp); the error says why it cannot run here. The default
 // context's non-blocking puts and gets of up to `batch_max` bytes to one PE travel together
 // (transports/batch.hpp; 0: each on its own).
-Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes, std::size_t batch_max = 0);
+Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes, std::size_t batch_max);
 // The libfabric transport (ofi/ofi.cpp): `provider` as FI_PROVIDER names it
 // (empty: libfabric's first choice); `atomics` auto, native or messages; `batch_max` as for UCX.
 Result<std::unique_ptr<Transport>> make_ofi(int my_pe, int n_pes, const std::string& provider, OfiAtomics atomics,
-                                            std::size_t batch_max = 0);
+                                            std::size_t batch_max);
 
 } // namespace net
 } // namespace vkshmem

@@ -750,8 +750,7 @@ Result<void> Ofi::rma(const Post& how, bool is_put, int pe, int space, std::uint
         batch::Gathered& g = batches_[static_cast<std::size_t>(pe)];
         if (how.nbi && n <= batch_max_) {
             if (!g.fits(is_put, n)) send_batch(pe);
-            if (is_put) g.put(space, offset, buf, n);
-            else g.get(space, offset, buf, n);
+            g.add(is_put, space, offset, buf, n);
             batched_ = true;
             return {};
         }

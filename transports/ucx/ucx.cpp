@@ -919,8 +919,7 @@ Result<void> Ucx::quiet_on(Domain* d) {
 void Ucx::batch(Lane& l, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n) {
     batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
     if (!g.fits(is_put, n)) send_batch(l, pe);
-    if (is_put) g.put(space, offset, buf, n);
-    else g.get(space, offset, buf, n);
+    g.add(is_put, space, offset, buf, n);
     l.batched = true;
 }
 
