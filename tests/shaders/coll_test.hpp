@@ -74,6 +74,11 @@ inline bool waits_are_slow() {
     const char* net = std::getenv("VKSHMEM_FORCE_NETWORK");
     return sysconf(_SC_NPROCESSORS_ONLN) < spmd::npes() || (net && std::strcmp(net, "1") == 0);
 }
+// The most elements of a reduction that takes several passes of the scratch area (16 KiB over
+// the members, so 256 to 2048 elements a pass): each pass is a team sync, and where waits are slow
+// a dozen of them in one dispatch could spend lavapipe's loop budget (a CI run at 3 PEs on 2 CPUs
+// did). There 1000 elements still take 2 to 4 passes of 8-byte types.
+inline std::size_t reduce_most_multipass() { return loop_budget_applies() && waits_are_slow() ? 1000 : 3000; }
 // Runs records (one per collective of the sequence, absent where this PE is not in its team) in
 // order, all PEs at once, several per dispatch: 4 on lavapipe, one where waits are slow.
 // Collective.

@@ -98,7 +98,7 @@ TEST_CASE("every reduction of every type", "[reduce]") {
                 for (std::size_t t = 0; t < ntypes; ++t) {
                     // Now and then more elements than one pass of the scratch area takes (16 KiB
                     // over the members). The form is the kernel's (coll.glsl).
-                    const std::size_t most = spmd::shared_range(0, 4) == 0 ? 3000 : 200;
+                    const std::size_t most = spmd::shared_range(0, 4) == 0 ? reduce_most_multipass() : 200;
                     ones.push_back({t, spmd::shared_range(1, most), static_cast<int>(spmd::shared_range(0, 1)),
                                     ((op + static_cast<int>(t)) & 1) == 1, spmd::shared_range(0, 3) == 0});
                 }

@@ -111,7 +111,7 @@ TEST_CASE("HLSL: sum, max, xor and prod reductions of 4- and 8-byte types", "[hl
             for (int rep = 0; rep < 2; ++rep) {
                 // Now and then more elements than one pass of the scratch area takes (16 KiB over
                 // the members).
-                const std::size_t most = spmd::shared_range(0, 2) == 0 ? 3000 : 200;
+                const std::size_t most = spmd::shared_range(0, 2) == 0 ? reduce_most_multipass() : 200;
                 ones.push_back({0, spmd::shared_range(1, most), static_cast<int>(spmd::shared_range(0, 1)), rk.wg,
                                 spmd::shared_range(0, 3) == 0});
             }
