@@ -192,6 +192,58 @@ void nbi_checks(Setup& s, std::uint64_t seed) {
     s.t->close_domain(own);
 }
 
+// Fence orders non-blocking puts whatever way each goes (small ones in batches, large ones on
+// their own or posted later), on the default domain and on a domain of its own: each writer
+// leaves in each peer's slot a large put overwritten after a fence by a small one, and a small
+// one overwritten after a fence by a large one; the owner checks what is left after the writers'
+// quiet and a barrier.
+void order_checks(Setup& s, std::uint64_t seed) {
+    constexpr std::size_t kBig = 20000, kSmall = 8, kAt = 200000, kSecond = kAt + kBig + 64;
+    net::Domain* own = s.t->open_domain();
+    for (net::Domain* d : {static_cast<net::Domain*>(nullptr), own}) {
+        const net::Post how{d, true};
+        const std::uint64_t salt = seed ^ (d ? 0x0f0f : 0xf0f0);
+        auto fill = [&](std::uint64_t k, int writer, int target, std::size_t size) {
+            std::vector<unsigned char> v(size);
+            for (std::size_t i = 0; i < size; ++i) v[i] = byte_at(salt + k, writer, target, size, i);
+            return v;
+        };
+        std::vector<std::vector<unsigned char>> src; // unchanged until the quiet
+        for (int pe = 0; pe < g_n; ++pe) {
+            if (pe == g_me) continue;
+            const std::uint64_t mine = kSlot * static_cast<std::size_t>(g_me);
+            src.push_back(fill(0, g_me, pe, kBig));
+            OK(s.t->put_on(how, pe, 0, mine + kAt, src.back().data(), kBig));
+            OK(s.t->fence_on(d));
+            src.push_back(fill(1, g_me, pe, kSmall));
+            OK(s.t->put_on(how, pe, 0, mine + kAt, src.back().data(), kSmall));
+            src.push_back(fill(2, g_me, pe, kSmall));
+            OK(s.t->put_on(how, pe, 0, mine + kSecond, src.back().data(), kSmall));
+            OK(s.t->fence_on(d));
+            src.push_back(fill(3, g_me, pe, kBig));
+            OK(s.t->put_on(how, pe, 0, mine + kSecond, src.back().data(), kBig));
+        }
+        OK(s.t->quiet_on(d));
+        barrier();
+        for (int w = 0; w < g_n; ++w) {
+            if (w == g_me) continue;
+            const unsigned char* first =
+                reinterpret_cast<unsigned char*>(s.seg0) + kSlot * static_cast<std::size_t>(w) + kAt;
+            const unsigned char* second = first + (kSecond - kAt);
+            std::vector<unsigned char> expect = fill(0, w, g_me, kBig);
+            const std::vector<unsigned char> small = fill(1, w, g_me, kSmall);
+            std::copy(small.begin(), small.end(), expect.begin());
+            CHECK(std::equal(expect.begin(), expect.end(), first),
+                  "PE %d's small put after a fence did not land on its large one%s", w, d ? " (own domain)" : "");
+            expect = fill(3, w, g_me, kBig);
+            CHECK(std::equal(expect.begin(), expect.end(), second),
+                  "PE %d's large put after a fence did not land on its small one%s", w, d ? " (own domain)" : "");
+        }
+        barrier();
+    }
+    s.t->close_domain(own);
+}
+
 void errors(Setup& s) {
     for (int pe = 0; pe < g_n; ++pe) {
         if (pe == g_me) continue;
@@ -394,6 +446,7 @@ int main(int argc, char** argv) {
 
     rma_checks(s, seed);
     nbi_checks(s, seed);
+    order_checks(s, seed);
     errors(s);
     atomics(s, seed);
 

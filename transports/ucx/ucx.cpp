@@ -16,7 +16,8 @@
 // the gets' data). The same worker's large non-blocking puts are posted by
 // the progress thread once the application computes (kDeferFrom). The
 // contexts' workers are in a UCP context of their own, without active
-// messages (see lane_ctx_), and do neither.
+// messages (see lane_ctx_): their batches go through the default worker, and
+// the answers find the context's counts by the lane named in the header.
 #include "transports/transport.hpp"
 
 #include "transports/batch.hpp"
@@ -28,6 +29,7 @@
 #include "core/wait.hpp"
 
 #include <ucp/api/ucp.h>
+
 
 #include <algorithm>
 #include <array>
@@ -98,12 +100,14 @@ enum : unsigned { kAmPuts = 1, kAmGets, kAmAck, kAmData };
 // posted at once costs its caller nearly all of its transfer time.
 constexpr std::size_t kDeferFrom = 16384;
 
-// A batch's, an answer's or an acknowledgement's bytes until UCP has sent them; `counted`: the
-// lane counts the answer it waits for in pending.
+// A batch's, an answer's or an acknowledgement's bytes until UCP has sent them; `counted`: `lane`
+// counts the answer it waits for in pending (a batch), else `lane` is the worker's that sends it.
+// `token`, the message's header: the lane that asks (a batch), echoed by the answer.
 struct Outgoing {
     struct Lane* lane;
     std::vector<unsigned char> data;
     bool counted;
+    std::uint64_t token = 0;
 };
 
 // One UCP worker with its endpoints and the peers' keys unpacked on them: the
@@ -134,7 +138,15 @@ struct Lane final : Domain {
     // Batches gathered for each PE, not sent yet, and whether any is (under mu); batches sent
     // whose answers have not come (also counted in pending).
     std::vector<batch::Gathered> batches;
-    bool batching = false; // this lane batches (the default one, with VKSHMEM_NBI_BATCH)
+    bool batching = false; // this lane batches (with VKSHMEM_NBI_BATCH)
+    bool defers = false;   // and defers large puts (the default lane)
+    // A context's lane: operations went out on its own endpoints since its last flush (under mu).
+    // Its batches go through the default worker, which nothing orders with those endpoints
+    // (Ucx::settle).
+    bool direct = false;
+    // The first failure of a batch's send (a context's batch fails in the default worker's
+    // callback, which does not hold this lane's mutex); UCS_OK while none.
+    std::atomic<int> batch_error{UCS_OK};
     // Large non-blocking puts not posted yet (kDeferFrom; under mu), in the order of their calls.
     struct Deferred {
         std::size_t pe;
@@ -180,14 +192,18 @@ void on_rma_done(void* req, ucs_status_t s, void* user) {
     l.pending.fetch_sub(1, std::memory_order_relaxed);
     ucp_request_free(req);
 }
+// A batch whose send failed: no answer will come.
+void batch_failed(Lane& l, ucs_status_t s) {
+    int none = UCS_OK;
+    l.batch_error.compare_exchange_strong(none, s, std::memory_order_relaxed);
+    l.unanswered.fetch_sub(1, std::memory_order_relaxed);
+    l.pending.fetch_sub(1, std::memory_order_relaxed);
+}
 void on_am_sent(void* req, ucs_status_t s, void* user) {
     auto* out = static_cast<Outgoing*>(user);
     if (s != UCS_OK) {
-        note_failure(*out->lane, s);
-        if (out->counted) { // no answer will come
-            out->lane->unanswered.fetch_sub(1, std::memory_order_relaxed);
-            out->lane->pending.fetch_sub(1, std::memory_order_relaxed);
-        }
+        if (out->counted) batch_failed(*out->lane, s);
+        else note_failure(*out->lane, s);
     }
     ucp_request_free(req);
     delete out;
@@ -267,8 +283,25 @@ private:
     // Progresses l until done() holds (checked under its mutex): a short spin, then sleeps on the
     // worker's events.
     template <class Done> void wait(Lane& l, Done&& done);
+    // The first failure of l's non-blocking operations and batches since the last call, if any.
+    Result<void> take_error(Lane& l) {
+        auto lk = lock(l);
+        const int b = l.batch_error.exchange(UCS_OK, std::memory_order_relaxed);
+        if (b != UCS_OK && l.error.empty()) l.error = ucs_status_string(static_cast<ucs_status_t>(b));
+        if (l.error.empty()) return {};
+        return Error{fmt::format("UCX: a non-blocking operation failed: {}", std::exchange(l.error, {}))};
+    }
     // Waits for an operation UCP did not complete at once.
     Result<void> complete(Lane& l, ucs_status_ptr_t req, const char* what);
+    // A context's lane (not under its mutex) before a batched operation (`to_batch`) or one of its
+    // own endpoints: its batches go through the default worker's endpoints, and nothing orders
+    // those with its own. So before a batch follows operations of its own endpoints, these are
+    // flushed (done at their targets), and before such an operation follows batches, these are
+    // answered (carried out): the context's operations keep the order they would have on one
+    // endpoint. A round trip, once per change.
+    Result<void> settle(Lane& l, bool to_batch);
+    // The default lane's batches and operations share endpoints, which keep their order.
+    bool via_default(const Lane& l) const { return &l != &main_ && l.batching; }
     Result<void> rma(const Post& how, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n);
     Result<const Remote*> remote(Lane& l, int pe, int space, std::uint64_t offset, std::size_t n, const char* what);
     void progress_loop();
@@ -292,7 +325,8 @@ private:
     }
     // Posts l's deferred puts (under its mutex).
     void post_deferred(Lane& l);
-    void am_send(Lane& l, ucp_ep_h ep, unsigned id, Outgoing* out, bool reply);
+    // Sends out on worker w's endpoint ep (under w's mutex).
+    void am_send(Lane& w, ucp_ep_h ep, unsigned id, Outgoing* out, bool reply);
     Result<void> setup_batches(Lane& l);
     // Active message callbacks (arg: the lane whose worker received it).
     static ucs_status_t on_puts(void* arg, const void* header, std::size_t header_len, void* data, std::size_t len,
@@ -342,11 +376,12 @@ private:
         std::unique_lock<std::mutex> lk;
         ForPeers peers{};
     };
-    static Locked lock(Lane& l) {
+    static Locked lock(Lane& l) { return Locked{hold(l)}; }
+    static std::unique_lock<std::mutex> hold(Lane& l) {
         l.waiting.fetch_add(1, std::memory_order_relaxed);
         std::unique_lock lk(l.mu);
         l.waiting.fetch_sub(1, std::memory_order_relaxed);
-        return Locked{std::move(lk)};
+        return lk;
     }
     Bootstrap* boot_ = nullptr;
     std::string desc_;
@@ -365,8 +400,12 @@ Result<void> Ucx::make_worker(Lane& l) {
 
 Result<void> Ucx::setup_batches(Lane& l) {
     l.owner = this;
-    if (batch_max_ == 0 || &l != &main_) return {}; // (the contexts' lanes: see lane_ctx_)
+    if (batch_max_ == 0) return {};
     l.batching = true;
+    // A context's lane has no active messages (lane_ctx_): its batches go through the default
+    // worker, where their answers come too.
+    if (&l != &main_) return {};
+    l.defers = true;
     // Peers' batches come to the default worker, and so do the answers to its own.
     const std::pair<unsigned, ucp_am_recv_callback_t> handlers[] = {
         {kAmAck, on_ack}, {kAmData, on_data}, {kAmPuts, on_puts}, {kAmGets, on_gets}};
@@ -738,20 +777,32 @@ template <class Done> void Ucx::wait(Lane& l, Done&& done) {
     for (std::int64_t spins = 0;; ++spins) {
         const std::int64_t t = now_ns();
         l.app_ns.store(t, std::memory_order_relaxed);
-        bool armed = false;
+        bool armed = false, via_armed = false;
         {
             auto lk = lock(l);
             if (progress_worker(l) != 0 && spin_ns) spin_until = t + spin_ns;
+            // A context's batches are answered on the default worker: this thread progresses it
+            // too (unless another thread does), and sleeps on its events as well.
+            const bool via = via_default(l) && l.unanswered.load(std::memory_order_relaxed) != 0;
+            if (via) {
+                std::unique_lock m(main_.mu, std::try_to_lock);
+                if (m.owns_lock()) {
+                    if (progress_worker(main_) != 0 && spin_ns) spin_until = t + spin_ns;
+                    if (spins > 64 && t > spin_until) via_armed = ucp_worker_arm(main_.worker) == UCS_OK;
+                }
+            }
             if (done()) return;
             // Past a short spin, sleep on the worker's events (what completes the request wakes
             // it at once) rather than yield: while other programs hold the CPUs a yield costs a
             // time slice per round trip (a contended atomic took 7x as long, bench notes in
             // transports/ucx/README.md). Not armed (UCS_ERR_BUSY): more to progress right away.
-            if (spins > 64 && t > spin_until) armed = ucp_worker_arm(l.worker) == UCS_OK;
+            if (spins > 64 && t > spin_until && (!via || via_armed)) armed = ucp_worker_arm(l.worker) == UCS_OK;
         }
         if (armed) {
-            pollfd pf{l.efd, POLLIN, 0};
-            poll(&pf, 1, 1); // 1 ms: also a completion that no event announces is seen soon
+            pollfd pf[2] = {{l.efd, POLLIN, 0}, {main_.efd, POLLIN, 0}};
+            poll(pf, via_armed ? 2 : 1, 1); // 1 ms: also a completion that no event announces is seen soon
+        } else if (spins > 64 && t > spin_until) {
+            sched_yield(); // another thread progresses the default worker
         }
     }
 }
@@ -767,6 +818,26 @@ Result<void> Ucx::complete(Lane& l, ucs_status_ptr_t req, const char* what) {
         return true;
     });
     if (s != UCS_OK) return ucx_error(what, s);
+    return {};
+}
+
+Result<void> Ucx::settle(Lane& l, bool to_batch) {
+    ucs_status_ptr_t req = nullptr;
+    {
+        auto lk = lock(l);
+        if (to_batch) {
+            if (!l.direct) return {};
+            ucp_request_param_t prm{};
+            req = ucp_worker_flush_nbx(l.worker, &prm);
+            l.direct = false;
+        } else {
+            l.direct = true; // (set first: nothing else waits for it)
+            if (!l.batched && l.unanswered.load(std::memory_order_relaxed) == 0) return {};
+            send_batches(l);
+        }
+    }
+    if (to_batch) return complete(l, req, "flush");
+    wait(l, [&] { return l.unanswered.load(std::memory_order_acquire) == 0; });
     return {};
 }
 
@@ -797,9 +868,13 @@ Result<void> Ucx::rma(const Post& how, bool is_put, int pe, int space, std::uint
     ucp_rkey_h key = l.rkeys[p][space];
     ucs_status_ptr_t req;
     if (how.nbi) l.app_ns.store(now_ns(), std::memory_order_relaxed); // the application is here (progress_loop)
+    const bool batched =
+        how.nbi && l.batching && n != 0 && (n <= batch_max_ || (is_put && n >= kDeferFrom && l.defers));
+    if (via_default(l))
+        if (auto st = settle(l, batched); !st) return st;
     {
         auto lk = lock(l);
-        if (how.nbi && l.batching && (n <= batch_max_ || (is_put && n >= kDeferFrom)) && n != 0) {
+        if (batched) {
             if (n <= batch_max_) batch(l, is_put, pe, space, offset, buf, n);
             else l.deferred.push_back({p, (*r)->base + offset, key, buf, n});
             if (!l.posted.exchange(true, std::memory_order_relaxed)) wake_progress();
@@ -827,6 +902,8 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     Lane& l = lane(how.domain);
     auto r = remote(l, pe, space, offset, width, "atomic");
     if (!r) return r.error();
+    if (via_default(l))
+        if (auto st = settle(l, false); !st) return st;
     if (width != 4 && width != 8) return Error{fmt::format("UCX atomic: {}-byte operands are not native", width)};
     ucp_atomic_op_t uop = UCP_ATOMIC_OP_ADD;
     bool reply = fetch != nullptr;
@@ -889,11 +966,13 @@ Result<void> Ucx::fence_on(Domain* d) {
         send_batches(l);
     }
     if (l.unanswered.load(std::memory_order_relaxed) != 0)
-        wait(l, [&] { return l.unanswered.load(std::memory_order_relaxed) == 0; });
-    auto lk = lock(l);
-    const ucs_status_t s = ucp_worker_fence(l.worker);
-    if (s != UCS_OK) return ucx_error("ucp_worker_fence", s);
-    return {};
+        wait(l, [&] { return l.unanswered.load(std::memory_order_acquire) == 0; });
+    {
+        auto lk = lock(l);
+        const ucs_status_t s = ucp_worker_fence(l.worker);
+        if (s != UCS_OK) return ucx_error("ucp_worker_fence", s);
+    }
+    return take_error(l);
 }
 
 Result<void> Ucx::quiet_on(Domain* d) {
@@ -904,16 +983,14 @@ Result<void> Ucx::quiet_on(Domain* d) {
         auto lk = lock(l);
         send_batches(l);
         l.posted.store(false, std::memory_order_relaxed);
+        l.direct = false; // (operations posted after the flush set it again)
         req = ucp_worker_flush_nbx(l.worker, &prm);
     }
     if (auto r = complete(l, req, "flush"); !r) return r;
     // The flush completed every operation; their callbacks (which count them and free their
     // state) run in the progress calls that follow, and the batches' answers come.
-    wait(l, [&] { return l.pending.load(std::memory_order_relaxed) == 0; });
-    auto lk = lock(l);
-    if (!l.error.empty())
-        return Error{fmt::format("UCX: a non-blocking operation failed: {}", std::exchange(l.error, {}))};
-    return {};
+    wait(l, [&] { return l.pending.load(std::memory_order_acquire) == 0; });
+    return take_error(l);
 }
 
 void Ucx::batch(Lane& l, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n) {
@@ -937,18 +1014,24 @@ void Ucx::post_deferred(Lane& l) {
 
 void Ucx::send_batch(Lane& l, int pe) {
     batch::Gathered& b = l.batches[static_cast<std::size_t>(pe)];
+    if (b.empty()) return;
+    // A context's lane sends through the default worker (under its mutex too: always taken
+    // after the lane's).
+    std::unique_lock<std::mutex> via;
+    if (&l != &main_) via = hold(main_);
     for (unsigned id : {kAmPuts, kAmGets}) {
         std::vector<unsigned char>& gathered = id == kAmPuts ? b.puts : b.gets;
         if (gathered.empty()) continue;
-        // Counted until its answer comes (on_ack, on_data).
+        // Counted until its answer comes (on_ack, on_data), which names the lane.
         l.unanswered.fetch_add(1, std::memory_order_relaxed);
         l.pending.fetch_add(1, std::memory_order_relaxed);
-        am_send(l, l.eps[static_cast<std::size_t>(pe)], id, new Outgoing{&l, std::exchange(gathered, {}), true}, true);
+        auto* out = new Outgoing{&l, std::exchange(gathered, {}), true, reinterpret_cast<std::uintptr_t>(&l)};
+        am_send(main_, main_.eps[static_cast<std::size_t>(pe)], id, out, true);
     }
     b.answer = 0;
 }
 
-void Ucx::am_send(Lane& l, ucp_ep_h ep, unsigned id, Outgoing* out, bool reply) {
+void Ucx::am_send(Lane& w, ucp_ep_h ep, unsigned id, Outgoing* out, bool reply) {
     ucp_request_param_t prm{};
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
     // Eager: the receiver finds the whole message in its callback. A batch asks for an answer on
@@ -957,36 +1040,41 @@ void Ucx::am_send(Lane& l, ucp_ep_h ep, unsigned id, Outgoing* out, bool reply) 
                 (reply ? static_cast<std::uint32_t>(UCP_AM_SEND_FLAG_REPLY) : 0u);
     prm.cb.send = on_am_sent;
     prm.user_data = out;
-    const ucs_status_ptr_t req = ucp_am_send_nbx(ep, id, nullptr, 0, out->data.data(), out->data.size(), &prm);
+    const ucs_status_ptr_t req =
+        ucp_am_send_nbx(ep, id, &out->token, sizeof out->token, out->data.data(), out->data.size(), &prm);
     if (UCS_PTR_IS_PTR(req)) return; // on_am_sent frees it
     if (UCS_PTR_IS_ERR(req)) {
-        note_failure(l, UCS_PTR_STATUS(req));
-        if (out->counted) {
-            l.unanswered.fetch_sub(1, std::memory_order_relaxed);
-            l.pending.fetch_sub(1, std::memory_order_relaxed);
-        }
+        if (out->counted) batch_failed(*out->lane, UCS_PTR_STATUS(req));
+        else note_failure(w, UCS_PTR_STATUS(req));
     }
     delete out;
 }
 
 // A peer's batch of puts (on the default worker): carried out in order, then acknowledged.
-ucs_status_t Ucx::on_puts(void* arg, const void*, std::size_t, void* data, std::size_t len,
+// A message's header: the asking lane's token (Outgoing::token), 0 if none.
+std::uint64_t token_of(const void* header, std::size_t len) {
+    std::uint64_t token = 0;
+    if (len == sizeof token) std::memcpy(&token, header, sizeof token);
+    return token;
+}
+
+ucs_status_t Ucx::on_puts(void* arg, const void* header, std::size_t header_len, void* data, std::size_t len,
                           const ucp_am_recv_param_t* param) {
     Lane& l = *static_cast<Lane*>(arg);
     Ucx& t = *l.owner;
     if (!batch::carry_out_puts(static_cast<const unsigned char*>(data), len, t.segments()))
         note_failure(l, UCS_ERR_INVALID_PARAM);
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
-        l.answers.push_back({param->reply_ep, kAmAck, new Outgoing{&l, std::vector<unsigned char>(8), false}});
+        l.answers.push_back({param->reply_ep, kAmAck, new Outgoing{&l, {}, false, token_of(header, header_len)}});
     return UCS_OK;
 }
 
 // A peer's batch of gets: answered with the bytes of each, as they are now.
-ucs_status_t Ucx::on_gets(void* arg, const void*, std::size_t, void* data, std::size_t len,
+ucs_status_t Ucx::on_gets(void* arg, const void* header, std::size_t header_len, void* data, std::size_t len,
                           const ucp_am_recv_param_t* param) {
     Lane& l = *static_cast<Lane*>(arg);
     Ucx& t = *l.owner;
-    auto* out = new Outgoing{&l, {}, false};
+    auto* out = new Outgoing{&l, {}, false, token_of(header, header_len)};
     if (!batch::answer_gets(static_cast<const unsigned char*>(data), len, out->data, t.segments()))
         note_failure(l, UCS_ERR_INVALID_PARAM);
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) l.answers.push_back({param->reply_ep, kAmData, out});
@@ -994,20 +1082,30 @@ ucs_status_t Ucx::on_gets(void* arg, const void*, std::size_t, void* data, std::
     return UCS_OK;
 }
 
-// The answers to this lane's batches (under its mutex: callbacks run in progress calls).
-ucs_status_t Ucx::on_ack(void* arg, const void*, std::size_t, void*, std::size_t, const ucp_am_recv_param_t*) {
-    Lane& l = *static_cast<Lane*>(arg);
-    l.unanswered.fetch_sub(1, std::memory_order_relaxed);
-    l.pending.fetch_sub(1, std::memory_order_relaxed);
+// The answers to batches, on the default worker (under its mutex: callbacks run in progress
+// calls): counted on the lane that sent the batch, which the header names (a context's lane
+// waits in its quiet until they have come, so it outlives them). Released: a context's thread
+// that sees the count drop (acquire) holds no mutex in common with these callbacks, and reads
+// the gets' bytes next.
+Lane& asker(void* arg, const void* header, std::size_t header_len) {
+    const std::uint64_t token = token_of(header, header_len);
+    return token ? *reinterpret_cast<Lane*>(static_cast<std::uintptr_t>(token)) : *static_cast<Lane*>(arg);
+}
+
+ucs_status_t Ucx::on_ack(void* arg, const void* header, std::size_t header_len, void*, std::size_t,
+                         const ucp_am_recv_param_t*) {
+    Lane& l = asker(arg, header, header_len);
+    l.unanswered.fetch_sub(1, std::memory_order_release);
+    l.pending.fetch_sub(1, std::memory_order_release);
     return UCS_OK;
 }
 
-ucs_status_t Ucx::on_data(void* arg, const void*, std::size_t, void* data, std::size_t len,
+ucs_status_t Ucx::on_data(void* arg, const void* header, std::size_t header_len, void* data, std::size_t len,
                           const ucp_am_recv_param_t*) {
-    Lane& l = *static_cast<Lane*>(arg);
+    Lane& l = asker(arg, header, header_len);
     batch::take_answer(static_cast<const unsigned char*>(data), len);
-    l.unanswered.fetch_sub(1, std::memory_order_relaxed);
-    l.pending.fetch_sub(1, std::memory_order_relaxed);
+    l.unanswered.fetch_sub(1, std::memory_order_release);
+    l.pending.fetch_sub(1, std::memory_order_release);
     return UCS_OK;
 }
 
