@@ -30,10 +30,11 @@
 // memory and answers, so all of them are atomic with each other and with the
 // target's own CPU atomics.
 //
-// Batches (transports/batch.hpp): the default context's small non-blocking puts
-// and gets to one PE travel as one message each, which the target's CPU carries
-// out and answers, where the provider has messages and needs no local
-// registration (VKSHMEM_NBI_BATCH).
+// Batches (transports/batch.hpp): small non-blocking puts and gets to one PE
+// travel as one message each, which the target's CPU carries out and answers,
+// where the provider has messages and needs no local registration
+// (VKSHMEM_NBI_BATCH). A context's lane gathers under its own mutex and sends
+// through the main lane's endpoint, where the answers come, naming the lane.
 #include "transports/transport.hpp"
 
 #include "bootstrap/bootstrap.hpp"
@@ -103,6 +104,10 @@ struct Lane final : Domain {
     std::size_t pending = 0;
     std::string error;
     std::uint64_t unanswered = 0;
+    // Batches (under mu): what is gathered for each PE, and whether any is. A context's are sent
+    // through the main lane and counted in unanswered, the main lane's in pending.
+    std::vector<batch::Gathered> batches;
+    bool batched = false;
 };
 
 // One posted operation: its context, and what its completion said. A non-blocking one
@@ -113,10 +118,11 @@ struct Op {
     std::string error;
     Lane* nbi = nullptr;
     std::uint64_t operand = 0, cond = 0;
-    // A message this PE sends with fi_send (too large to inject): its bytes, and whether the
-    // answer to it is counted in the main lane's pending.
+    // A message this PE sends with fi_send (too large to inject): its bytes, and the lane that
+    // counts the answer to it (a batch), if any.
     std::vector<unsigned char> msg;
-    bool send = false, counted = false;
+    bool send = false;
+    Lane* counted = nullptr;
 };
 
 // An atomic as a message (the fallback) and its answer.
@@ -139,21 +145,22 @@ struct BatchHead {
     std::uint8_t pad[3];
     std::uint32_t from;
     std::uint64_t bytes; // of the records
+    std::uint64_t lane;  // the asking context's lane (0: the main lane), echoed by the answer
 };
-static_assert(sizeof(BatchHead) == 16);
+static_assert(sizeof(BatchHead) == 24);
 constexpr std::uint8_t kRequest = 1, kAnswer = 2, kPuts = 3, kGets = 4, kAck = 5, kData = 6;
 // A message waiting for the provider to take it (answers and batches).
 struct Outbound {
     int to;
     std::vector<unsigned char> bytes;
-    bool counted; // the default lane counts its answer in pending
+    Lane* counted; // the lane that counts its answer (a batch), if any
 };
 
 class Ofi final : public Transport {
 public:
-    Ofi(int me, int n) : me_(me), n_(n), remote_(static_cast<std::size_t>(n)), addrs_(static_cast<std::size_t>(n)),
-          batches_(static_cast<std::size_t>(n)) {
+    Ofi(int me, int n) : me_(me), n_(n), remote_(static_cast<std::size_t>(n)), addrs_(static_cast<std::size_t>(n)) {
         caps_.amo_widths = (1u << 4) | (1u << 8);
+        main_.batches.resize(static_cast<std::size_t>(n));
     }
     ~Ofi() override;
 
@@ -191,7 +198,7 @@ public:
         app_active_.store(true, std::memory_order_relaxed);
         std::unique_lock lk(mu_, std::try_to_lock);
         if (!lk.owns_lock()) return;
-        send_batches(); // a PE that waits sends what it gathered
+        send_batches(main_); // a PE that waits sends what it gathered
         progress_locked(main_);
     }
     std::string describe() const override { return desc_; }
@@ -223,11 +230,17 @@ private:
     void progress_locked(Lane& l);
     void close_lane(Lane& l);
     void serve(const AmoMsg& m);
-    // Batches (under mu_): what arrived; sending pe's batches, or every PE's; the messages queued.
+    // Batches: what arrived (under mu_); sending l's batches to pe, or to every PE (under l's
+    // mutex; a context's lane takes mu_ too, always after its own); the messages queued (under
+    // mu_); one answer counted (under mu_).
     void serve_batch(const unsigned char* msg);
-    void send_batch(int pe);
-    void send_batches();
+    void send_batch(Lane& l, int pe);
+    void send_batches(Lane& l);
     void send_queued();
+    void answered(Lane& l) {
+        if (&l == &main_) --main_.pending;
+        else --l.unanswered;
+    }
     Result<void> post_recv(int i);
     void progress_loop();
 
@@ -267,11 +280,8 @@ private:
     };
     std::unordered_map<std::uint64_t, Answer> waiting_; // requests sent, answers not yet in
     std::deque<Outbound> to_send_; // messages the provider has not taken yet
-    // Batches (the main lane's, under mu_): the largest operation they take (0: none), and
-    // what is gathered for each PE.
+    // Batches: the largest operation they take (0: none).
     std::size_t batch_max_ = 0;
-    std::vector<batch::Gathered> batches_;
-    bool batched_ = false;
     // The contexts' own lanes, which the progress thread progresses too.
     std::mutex lanes_mu_;
     std::vector<Lane*> lanes_;
@@ -474,14 +484,16 @@ void Ofi::progress_loop() {
         }
         {
             std::lock_guard lk(mu_);
-            send_batches(); // the application computes: what it gathered goes
+            send_batches(main_); // the application computes: what it gathered goes
             progress_locked(main_);
         }
         {
             std::lock_guard lk(lanes_mu_);
             for (Lane* l : lanes_) {
                 std::unique_lock ll(*l->mu, std::try_to_lock);
-                if (ll.owns_lock() && l->pending != 0) progress_locked(*l);
+                if (!ll.owns_lock()) continue;
+                send_batches(*l);
+                if (l->pending != 0) progress_locked(*l);
             }
         }
         nanosleep(&kNap, nullptr);
@@ -562,33 +574,38 @@ void Ofi::send_queued() {
         if (rc == -FI_EAGAIN) break;
         if (rc) {
             last_error_ = fi_strerror(static_cast<int>(-rc));
-            if (m.counted) --main_.pending; // no answer will come
+            if (m.counted) answered(*m.counted); // no answer will come
         }
         to_send_.pop_front();
     }
 }
 
-void Ofi::send_batch(int pe) {
-    batch::Gathered& g = batches_[static_cast<std::size_t>(pe)];
+void Ofi::send_batch(Lane& l, int pe) {
+    batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
+    if (g.empty()) return;
+    std::unique_lock<std::mutex> via; // a context's own lane sends through the main lane
+    if (l.mu != &mu_) via = std::unique_lock(mu_);
+    const std::uint64_t token = &l == &main_ ? 0 : reinterpret_cast<std::uintptr_t>(&l);
     for (std::uint8_t kind : {kPuts, kGets}) {
         std::vector<unsigned char>& recs = kind == kPuts ? g.puts : g.gets;
         if (recs.empty()) continue;
-        const BatchHead head{kind, {}, static_cast<std::uint32_t>(me_), recs.size()};
+        const BatchHead head{kind, {}, static_cast<std::uint32_t>(me_), recs.size(), token};
         std::vector<unsigned char> bytes(sizeof head + recs.size());
         std::memcpy(bytes.data(), &head, sizeof head);
         std::memcpy(bytes.data() + sizeof head, recs.data(), recs.size());
         recs.clear();
-        ++main_.pending; // until its answer comes (serve_batch)
-        to_send_.push_back(Outbound{pe, std::move(bytes), true});
+        if (&l == &main_) ++main_.pending; // until its answer comes (serve_batch)
+        else ++l.unanswered;
+        to_send_.push_back(Outbound{pe, std::move(bytes), &l});
     }
     g.answer = 0;
     send_queued();
 }
 
-void Ofi::send_batches() {
-    if (!batched_) return;
-    for (int pe = 0; pe < n_; ++pe) send_batch(pe);
-    batched_ = false;
+void Ofi::send_batches(Lane& l) {
+    if (!l.batched) return;
+    for (int pe = 0; pe < n_; ++pe) send_batch(l, pe);
+    l.batched = false;
 }
 
 void Ofi::serve_batch(const unsigned char* msg) {
@@ -601,23 +618,25 @@ void Ofi::serve_batch(const unsigned char* msg) {
     switch (head.kind) {
     case kPuts: {
         if (!batch::carry_out_puts(recs, len, seg)) last_error_ = "a peer's batched put lies outside this PE's segment";
-        const BatchHead ack{kAck, {}, static_cast<std::uint32_t>(me_), 0};
+        const BatchHead ack{kAck, {}, static_cast<std::uint32_t>(me_), 0, head.lane};
         std::vector<unsigned char> bytes(sizeof ack);
         std::memcpy(bytes.data(), &ack, sizeof ack);
-        to_send_.push_back(Outbound{static_cast<int>(head.from), std::move(bytes), false});
+        to_send_.push_back(Outbound{static_cast<int>(head.from), std::move(bytes), nullptr});
         break;
     }
     case kGets: {
         std::vector<unsigned char> bytes(sizeof(BatchHead));
         if (!batch::answer_gets(recs, len, bytes, seg))
             last_error_ = "a peer's batched get lies outside this PE's segment";
-        const BatchHead data{kData, {}, static_cast<std::uint32_t>(me_), bytes.size() - sizeof(BatchHead)};
+        const BatchHead data{kData, {}, static_cast<std::uint32_t>(me_), bytes.size() - sizeof(BatchHead), head.lane};
         std::memcpy(bytes.data(), &data, sizeof data);
-        to_send_.push_back(Outbound{static_cast<int>(head.from), std::move(bytes), false});
+        to_send_.push_back(Outbound{static_cast<int>(head.from), std::move(bytes), nullptr});
         break;
     }
+    // The asking lane is this PE's own (the main one, or a context's, which waits in its quiet
+    // for every answer, so it outlives them).
     case kData: batch::take_answer(recs, len); [[fallthrough]];
-    case kAck: --main_.pending; break;
+    case kAck: answered(head.lane ? *reinterpret_cast<Lane*>(static_cast<std::uintptr_t>(head.lane)) : main_); break;
     default: last_error_ = fmt::format("a message of unknown kind {} from PE {}", head.kind, head.from);
     }
 }
@@ -627,7 +646,7 @@ void Ofi::finished(fi_context2* ctx, std::string error) {
     if (op->send) {
         if (!error.empty()) {
             last_error_ = std::move(error);
-            if (op->counted) --main_.pending; // no answer will come
+            if (op->counted) answered(*op->counted); // no answer will come
         }
         delete op;
         return;
@@ -667,7 +686,7 @@ void Ofi::serve(const AmoMsg& m) {
     if (m.from < static_cast<unsigned>(n_)) {
         std::vector<unsigned char> bytes(sizeof a);
         std::memcpy(bytes.data(), &a, sizeof a);
-        to_send_.push_back(Outbound{static_cast<int>(m.from), std::move(bytes), false});
+        to_send_.push_back(Outbound{static_cast<int>(m.from), std::move(bytes), nullptr});
     }
 }
 
@@ -745,16 +764,16 @@ Result<void> Ofi::rma(const Post& how, bool is_put, int pe, int space, std::uint
     if (n == 0) return {}; // (a zero-byte fi_write never completes on shm)
     const Remote& r = **rr;
     Lane& l = lane(how.domain);
-    if (batch_max_ && &l == &main_) {
-        std::lock_guard lk(mu_);
-        batch::Gathered& g = batches_[static_cast<std::size_t>(pe)];
+    if (batch_max_) {
+        std::lock_guard lk(*l.mu);
+        batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
         if (how.nbi && n <= batch_max_) {
-            if (!g.fits(is_put, n)) send_batch(pe);
+            if (!g.fits(is_put, n)) send_batch(l, pe);
             g.add(is_put, space, offset, buf, n);
-            batched_ = true;
+            l.batched = true;
             return {};
         }
-        if (!g.empty()) send_batch(pe); // an operation of its own does not pass what was gathered
+        send_batch(l, pe); // an operation of its own does not pass what was gathered
     }
     const fi_addr_t to = addr(l, pe);
     auto once = [&](char* b, std::size_t len, void* desc, std::uint64_t off) -> Result<void> {
@@ -809,9 +828,10 @@ Result<void> Ofi::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     auto r = remote(pe, space, offset, width, "atomic");
     if (!r) return r.error();
     if (width != 4 && width != 8) return Error{fmt::format("libfabric atomic: {}-byte operands are not native", width)};
-    if (batch_max_ && !how.domain) {
-        std::lock_guard lk(mu_);
-        if (!batches_[static_cast<std::size_t>(pe)].empty()) send_batch(pe);
+    if (batch_max_) {
+        Lane& l = lane(how.domain);
+        std::lock_guard lk(*l.mu);
+        send_batch(l, pe);
     }
     // The operations that return the old value are sent as fetching ones, also when the caller
     // does not want it.
@@ -938,7 +958,7 @@ Result<void> Ofi::quiet_on(Domain* d) {
     std::string error;
     {
         std::unique_lock lk(*l.mu);
-        if (&l == &main_) send_batches(); // their answers count in pending
+        send_batches(l); // their answers count in pending (a context's: in unanswered)
         if (l.pending != 0) {
             lk.unlock();
             wait_until(l, [&] { return l.pending == 0; });
@@ -962,6 +982,7 @@ Domain* Ofi::open_domain() {
     l->ep = ep_;
     l->cq = cq_;
     l->mu = &mu_;
+    l->batches.resize(static_cast<std::size_t>(n_));
     // A domain of its own only where local buffers need no registration (the segments' are in
     // the PE's domain) and once the peers' addresses are known.
     if (mr_local_ || names_.size() != static_cast<std::size_t>(n_)) return l.release();
