@@ -143,8 +143,8 @@ inline Result<void> Transport::amo_on(const Post& how, int pe, int space, std::u
 // process maps them; for the conformance suite (the core's Direct routes do
 // the same inline). Needs a running runtime.
 Result<std::unique_ptr<Transport>> make_shm(int my_pe, int n_pes);
-// The UCX transport (ucx/ucx.cpp); the error says why it cannot run here. The default
-// context's non-blocking puts and gets of up to `batch_max` bytes to one PE travel together
+// The UCX transport (ucx/ucx.cpp); the error says why it cannot run here. Every context's
+// non-blocking puts and gets of up to `batch_max` bytes to one PE travel together
 // (transports/batch.hpp; 0: each on its own).
 Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes, std::size_t batch_max);
 // The libfabric transport (ofi/ofi.cpp): `provider` as FI_PROVIDER names it

@@ -30,7 +30,6 @@
 
 #include <ucp/api/ucp.h>
 
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -192,12 +191,17 @@ void on_rma_done(void* req, ucs_status_t s, void* user) {
     l.pending.fetch_sub(1, std::memory_order_relaxed);
     ucp_request_free(req);
 }
-// A batch whose send failed: no answer will come.
+// A batch answered, or one whose send failed (no answer will come). Released: a context's thread
+// that sees the count drop (acquire) holds no mutex in common with the default worker's callbacks,
+// and reads the gets' bytes next.
+void answered(Lane& l) {
+    l.unanswered.fetch_sub(1, std::memory_order_release);
+    l.pending.fetch_sub(1, std::memory_order_release);
+}
 void batch_failed(Lane& l, ucs_status_t s) {
     int none = UCS_OK;
     l.batch_error.compare_exchange_strong(none, s, std::memory_order_relaxed);
-    l.unanswered.fetch_sub(1, std::memory_order_relaxed);
-    l.pending.fetch_sub(1, std::memory_order_relaxed);
+    answered(l);
 }
 void on_am_sent(void* req, ucs_status_t s, void* user) {
     auto* out = static_cast<Outgoing*>(user);
@@ -293,12 +297,19 @@ private:
     }
     // Waits for an operation UCP did not complete at once.
     Result<void> complete(Lane& l, ucs_status_ptr_t req, const char* what);
-    // A context's lane (not under its mutex) before a batched operation (`to_batch`) or one of its
-    // own endpoints: its batches go through the default worker's endpoints, and nothing orders
-    // those with its own. So before a batch follows operations of its own endpoints, these are
-    // flushed (done at their targets), and before such an operation follows batches, these are
-    // answered (carried out): the context's operations keep the order they would have on one
-    // endpoint. A round trip, once per change.
+    // A context's lane before a batched operation (`to_batch`) or one of its own endpoints: its
+    // batches go through the default worker's endpoints, and nothing orders those with its own.
+    // So before a batch follows operations of its own endpoints, these are flushed (done at their
+    // targets), and before such an operation follows batches, these are answered (carried out):
+    // the context's operations keep the order they would have on one endpoint. A round trip,
+    // once per change. settled() (under l's mutex) says whether the operation may go at once, and
+    // notes one of l's own endpoints; settle() (not under it) does what is needed first.
+    bool settled(Lane& l, bool to_batch) const {
+        if (!via_default(l)) return true;
+        if (to_batch) return !l.direct;
+        l.direct = true;
+        return !l.batched && l.unanswered.load(std::memory_order_relaxed) == 0;
+    }
     Result<void> settle(Lane& l, bool to_batch);
     // The default lane's batches and operations share endpoints, which keep their order.
     bool via_default(const Lane& l) const { return &l != &main_ && l.batching; }
@@ -777,13 +788,13 @@ template <class Done> void Ucx::wait(Lane& l, Done&& done) {
     for (std::int64_t spins = 0;; ++spins) {
         const std::int64_t t = now_ns();
         l.app_ns.store(t, std::memory_order_relaxed);
-        bool armed = false, via_armed = false;
+        bool armed = false, via = false, via_armed = false;
         {
             auto lk = lock(l);
             if (progress_worker(l) != 0 && spin_ns) spin_until = t + spin_ns;
             // A context's batches are answered on the default worker: this thread progresses it
             // too (unless another thread does), and sleeps on its events as well.
-            const bool via = via_default(l) && l.unanswered.load(std::memory_order_relaxed) != 0;
+            via = via_default(l) && l.unanswered.load(std::memory_order_relaxed) != 0;
             if (via) {
                 std::unique_lock m(main_.mu, std::try_to_lock);
                 if (m.owns_lock()) {
@@ -801,7 +812,7 @@ template <class Done> void Ucx::wait(Lane& l, Done&& done) {
         if (armed) {
             pollfd pf[2] = {{l.efd, POLLIN, 0}, {main_.efd, POLLIN, 0}};
             poll(pf, via_armed ? 2 : 1, 1); // 1 ms: also a completion that no event announces is seen soon
-        } else if (spins > 64 && t > spin_until) {
+        } else if (via && !via_armed && spins > 64 && t > spin_until) {
             sched_yield(); // another thread progresses the default worker
         }
     }
@@ -825,14 +836,12 @@ Result<void> Ucx::settle(Lane& l, bool to_batch) {
     ucs_status_ptr_t req = nullptr;
     {
         auto lk = lock(l);
+        if (settled(l, to_batch)) return {};
         if (to_batch) {
-            if (!l.direct) return {};
             ucp_request_param_t prm{};
             req = ucp_worker_flush_nbx(l.worker, &prm);
             l.direct = false;
         } else {
-            l.direct = true; // (set first: nothing else waits for it)
-            if (!l.batched && l.unanswered.load(std::memory_order_relaxed) == 0) return {};
             send_batches(l);
         }
     }
@@ -870,10 +879,13 @@ Result<void> Ucx::rma(const Post& how, bool is_put, int pe, int space, std::uint
     if (how.nbi) l.app_ns.store(now_ns(), std::memory_order_relaxed); // the application is here (progress_loop)
     const bool batched =
         how.nbi && l.batching && n != 0 && (n <= batch_max_ || (is_put && n >= kDeferFrom && l.defers));
-    if (via_default(l))
-        if (auto st = settle(l, batched); !st) return st;
     {
         auto lk = lock(l);
+        if (!settled(l, batched)) { // (rarely: a context's change between batches and its own endpoints)
+            lk.lk.unlock();
+            if (auto st = settle(l, batched); !st) return st;
+            lk.lk.lock();
+        }
         if (batched) {
             if (n <= batch_max_) batch(l, is_put, pe, space, offset, buf, n);
             else l.deferred.push_back({p, (*r)->base + offset, key, buf, n});
@@ -902,8 +914,6 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     Lane& l = lane(how.domain);
     auto r = remote(l, pe, space, offset, width, "atomic");
     if (!r) return r.error();
-    if (via_default(l))
-        if (auto st = settle(l, false); !st) return st;
     if (width != 4 && width != 8) return Error{fmt::format("UCX atomic: {}-byte operands are not native", width)};
     ucp_atomic_op_t uop = UCP_ATOMIC_OP_ADD;
     bool reply = fetch != nullptr;
@@ -941,6 +951,14 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     ucs_status_ptr_t req;
     {
         auto lk = lock(l);
+        if (!settled(l, false)) {
+            lk.lk.unlock();
+            if (auto st = settle(l, false); !st) {
+                if (how.nbi) delete box;
+                return st;
+            }
+            lk.lk.lock();
+        }
         send_batch(l, pe);
         if (!l.deferred.empty()) post_deferred(l);
         req = ucp_atomic_op_nbx(l.eps[p], uop, &box->operand, 1, (*r)->base + offset, l.rkeys[p][space], &prm);
@@ -1050,13 +1068,14 @@ void Ucx::am_send(Lane& w, ucp_ep_h ep, unsigned id, Outgoing* out, bool reply) 
     delete out;
 }
 
-// A peer's batch of puts (on the default worker): carried out in order, then acknowledged.
 // A message's header: the asking lane's token (Outgoing::token), 0 if none.
 std::uint64_t token_of(const void* header, std::size_t len) {
     std::uint64_t token = 0;
     if (len == sizeof token) std::memcpy(&token, header, sizeof token);
     return token;
 }
+
+// A peer's batch of puts (on the default worker): carried out in order, then acknowledged.
 
 ucs_status_t Ucx::on_puts(void* arg, const void* header, std::size_t header_len, void* data, std::size_t len,
                           const ucp_am_recv_param_t* param) {
@@ -1084,9 +1103,7 @@ ucs_status_t Ucx::on_gets(void* arg, const void* header, std::size_t header_len,
 
 // The answers to batches, on the default worker (under its mutex: callbacks run in progress
 // calls): counted on the lane that sent the batch, which the header names (a context's lane
-// waits in its quiet until they have come, so it outlives them). Released: a context's thread
-// that sees the count drop (acquire) holds no mutex in common with these callbacks, and reads
-// the gets' bytes next.
+// waits in its quiet until they have come, so it outlives them).
 Lane& asker(void* arg, const void* header, std::size_t header_len) {
     const std::uint64_t token = token_of(header, header_len);
     return token ? *reinterpret_cast<Lane*>(static_cast<std::uintptr_t>(token)) : *static_cast<Lane*>(arg);
@@ -1094,18 +1111,14 @@ Lane& asker(void* arg, const void* header, std::size_t header_len) {
 
 ucs_status_t Ucx::on_ack(void* arg, const void* header, std::size_t header_len, void*, std::size_t,
                          const ucp_am_recv_param_t*) {
-    Lane& l = asker(arg, header, header_len);
-    l.unanswered.fetch_sub(1, std::memory_order_release);
-    l.pending.fetch_sub(1, std::memory_order_release);
+    answered(asker(arg, header, header_len));
     return UCS_OK;
 }
 
 ucs_status_t Ucx::on_data(void* arg, const void* header, std::size_t header_len, void* data, std::size_t len,
                           const ucp_am_recv_param_t*) {
-    Lane& l = asker(arg, header, header_len);
     batch::take_answer(static_cast<const unsigned char*>(data), len);
-    l.unanswered.fetch_sub(1, std::memory_order_release);
-    l.pending.fetch_sub(1, std::memory_order_release);
+    answered(asker(arg, header, header_len));
     return UCS_OK;
 }
 
