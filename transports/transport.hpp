@@ -22,7 +22,7 @@
 // domain (the shm transport).
 #pragma once
 
-#include "core/config.hpp" // OfiAtomics
+#include "core/config.hpp" // OfiAtomics, NbiDefer
 #include "core/result.hpp"
 #include "core/wait.hpp"
 
@@ -145,12 +145,14 @@ inline Result<void> Transport::amo_on(const Post& how, int pe, int space, std::u
 Result<std::unique_ptr<Transport>> make_shm(int my_pe, int n_pes);
 // The UCX transport (ucx/ucx.cpp); the error says why it cannot run here. Every context's
 // non-blocking puts and gets of up to `batch_max` bytes to one PE travel together
-// (transports/batch.hpp; 0: each on its own).
-Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes, std::size_t batch_max);
+// (transports/batch.hpp; 0: each on its own); `defer`: whether the default context's large ones
+// are posted by the progress thread (VKSHMEM_NBI_DEFER; auto: yes).
+Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes, std::size_t batch_max, NbiDefer defer);
 // The libfabric transport (ofi/ofi.cpp): `provider` as FI_PROVIDER names it
-// (empty: libfabric's first choice); `atomics` auto, native or messages; `batch_max` as for UCX.
+// (empty: libfabric's first choice); `atomics` auto, native or messages; `batch_max` as for UCX;
+// `defer` as for UCX (auto: where the node has at least two CPUs per PE).
 Result<std::unique_ptr<Transport>> make_ofi(int my_pe, int n_pes, const std::string& provider, OfiAtomics atomics,
-                                            std::size_t batch_max);
+                                            std::size_t batch_max, NbiDefer defer);
 
 } // namespace net
 } // namespace vkshmem

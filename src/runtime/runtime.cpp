@@ -195,14 +195,14 @@ Result<std::unique_ptr<net::Transport>> Runtime::make_transport() const {
     const Network want = cfg_.VKSHMEM_NETWORK;
     auto ofi = [&] {
         return net::make_ofi(g_state.my_pe, g_state.n_pes, cfg_.VKSHMEM_OFI_PROVIDER, cfg_.VKSHMEM_OFI_ATOMICS,
-                             cfg_.VKSHMEM_NBI_BATCH);
+                             cfg_.VKSHMEM_NBI_BATCH, cfg_.VKSHMEM_NBI_DEFER);
     };
     if (want == Network::Ofi) {
         auto t = ofi();
         if (!t) return Error{fmt::format("VKSHMEM_NETWORK=ofi: {}", t.error().message)};
         return t;
     }
-    auto u = net::make_ucx(g_state.my_pe, g_state.n_pes, cfg_.VKSHMEM_NBI_BATCH);
+    auto u = net::make_ucx(g_state.my_pe, g_state.n_pes, cfg_.VKSHMEM_NBI_BATCH, cfg_.VKSHMEM_NBI_DEFER);
     if (u || want == Network::Ucx) {
         if (!u) return Error{fmt::format("VKSHMEM_NETWORK=ucx: {}", u.error().message)};
         return u;

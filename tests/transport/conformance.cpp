@@ -404,13 +404,14 @@ int main(int argc, char** argv) {
     g_n = shmem_n_pes();
     Setup s;
     Result<std::unique_ptr<net::Transport>> made = Error{"unknown transport: use shm, ucx or ofi"};
-    // VKSHMEM_OFI_PROVIDER, VKSHMEM_OFI_ATOMICS, and VKSHMEM_NBI_BATCH: batches of small non-blocking
-    // operations as the runtime has them (default 256 bytes).
+    // VKSHMEM_OFI_PROVIDER, VKSHMEM_OFI_ATOMICS, VKSHMEM_NBI_BATCH and VKSHMEM_NBI_DEFER: batches of
+    // small non-blocking operations and deferred large ones as the runtime has them.
     const Config& cfg = g_runtime->config();
     if (which == "shm") made = net::make_shm(g_me, g_n);
-    else if (which == "ucx") made = net::make_ucx(g_me, g_n, cfg.VKSHMEM_NBI_BATCH);
+    else if (which == "ucx") made = net::make_ucx(g_me, g_n, cfg.VKSHMEM_NBI_BATCH, cfg.VKSHMEM_NBI_DEFER);
     else if (which == "ofi")
-        made = net::make_ofi(g_me, g_n, cfg.VKSHMEM_OFI_PROVIDER, cfg.VKSHMEM_OFI_ATOMICS, cfg.VKSHMEM_NBI_BATCH);
+        made = net::make_ofi(g_me, g_n, cfg.VKSHMEM_OFI_PROVIDER, cfg.VKSHMEM_OFI_ATOMICS, cfg.VKSHMEM_NBI_BATCH,
+                             cfg.VKSHMEM_NBI_DEFER);
     if (!made) {
         std::fprintf(stderr, "[conformance] %s: %s\n", which.c_str(), made.error().message.c_str());
         return 2;

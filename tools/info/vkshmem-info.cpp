@@ -139,10 +139,11 @@ int main(int argc, char** argv) {
     std::puts("  shm (chosen for node-local PEs): host heaps and static data by memfd passing; device heaps by "
               "OPAQUE_FD import between PEs on one device (same deviceUUID)");
     {
-        auto ucx = net::make_ucx(0, 1, cfg.VKSHMEM_NBI_BATCH);
+        auto ucx = net::make_ucx(0, 1, cfg.VKSHMEM_NBI_BATCH, cfg.VKSHMEM_NBI_DEFER);
         if (ucx) std::printf("  ucx: available: %s\n", (*ucx)->describe().c_str());
         else std::printf("  ucx: not available: %s\n", ucx.error().message.c_str());
-        auto ofi = net::make_ofi(0, 1, cfg.VKSHMEM_OFI_PROVIDER, cfg.VKSHMEM_OFI_ATOMICS, cfg.VKSHMEM_NBI_BATCH);
+        auto ofi = net::make_ofi(0, 1, cfg.VKSHMEM_OFI_PROVIDER, cfg.VKSHMEM_OFI_ATOMICS, cfg.VKSHMEM_NBI_BATCH,
+                                 cfg.VKSHMEM_NBI_DEFER);
         if (ofi) std::printf("  ofi: available: %s\n", (*ofi)->describe().c_str());
         else std::printf("  ofi: not available: %s\n", ofi.error().message.c_str());
         const Network want = cfg.VKSHMEM_NETWORK;

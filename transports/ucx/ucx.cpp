@@ -93,10 +93,11 @@ constexpr std::int64_t kPostingNapFirst = 10'000;
 
 // Batches (see the top and transports/batch.hpp): the active message ids.
 enum : unsigned { kAmPuts = 1, kAmGets, kAmAck, kAmData };
-// Where the default worker batches, its non-blocking puts from this size on are posted later, by
-// the progress thread once the application computes (or at the next quiet, fence, other
+// Where the default worker batches, its non-blocking puts and gets from this size on are posted
+// later, by the progress thread once the application computes (or at the next quiet, fence, other
 // operation or wait): over tcp a put's bytes go into the socket inside ucp_put_nbx, so a put
-// posted at once costs its caller nearly all of its transfer time.
+// posted at once costs its caller nearly all of its transfer time, and a get's request goes out
+// inside ucp_get_nbx (16 x 64 KiB of get_nbi spent 170-300 us posting).
 constexpr std::size_t kDeferFrom = 16384;
 
 // A batch's, an answer's or an acknowledgement's bytes until UCP has sent them; `counted`: `lane`
@@ -146,8 +147,10 @@ struct Lane final : Domain {
     // The first failure of a batch's send (a context's batch fails in the default worker's
     // callback, which does not hold this lane's mutex); UCS_OK while none.
     std::atomic<int> batch_error{UCS_OK};
-    // Large non-blocking puts not posted yet (kDeferFrom; under mu), in the order of their calls.
+    // Large non-blocking puts and gets not posted yet (kDeferFrom; under mu), in the order of their
+    // calls.
     struct Deferred {
+        bool is_put;
         std::size_t pe;
         std::uint64_t remote;
         ucp_rkey_h key;
@@ -222,8 +225,8 @@ void on_amo_done(void* req, ucs_status_t s, void* user) {
 
 class Ucx final : public Transport {
 public:
-    Ucx(int me, int n, std::size_t batch_max)
-        : me_(me), n_(n), batch_max_(batch::max_op(batch_max)),
+    Ucx(int me, int n, std::size_t batch_max, NbiDefer defer)
+        : me_(me), n_(n), batch_max_(batch::max_op(batch_max)), defer_(defer != NbiDefer::Off),
           remote_(static_cast<std::size_t>(n)), peers_(static_cast<std::size_t>(n)) {
         caps_.amo_widths = (1u << 4) | (1u << 8);
         main_.eps.resize(static_cast<std::size_t>(n));
@@ -325,7 +328,7 @@ private:
         return n;
     }
     // Batches (under l's mutex): gathers a small non-blocking put or get for pe; sends pe's
-    // batches, or every PE's (and then posts the deferred puts too: kDeferFrom).
+    // batches, or every PE's (and then posts the deferred puts and gets too: kDeferFrom).
     void batch(Lane& l, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n);
     void send_batch(Lane& l, int pe);
     void send_batches(Lane& l) {
@@ -334,7 +337,7 @@ private:
         for (int pe = 0; pe < n_; ++pe) send_batch(l, pe);
         l.batched = false;
     }
-    // Posts l's deferred puts (under its mutex).
+    // Posts l's deferred puts and gets (under its mutex).
     void post_deferred(Lane& l);
     // Sends out on worker w's endpoint ep (under w's mutex).
     void am_send(Lane& w, ucp_ep_h ep, unsigned id, Outgoing* out, bool reply);
@@ -357,6 +360,7 @@ private:
 
     int me_, n_;
     std::size_t batch_max_; // the largest put or get that batches take (0: none)
+    bool defer_;            // the default lane defers large ones (kDeferFrom; VKSHMEM_NBI_DEFER)
     Caps caps_;
     ucp_context_h ctx_ = nullptr;
     // The contexts' lanes' workers, where the default one batches: a UCP context without active
@@ -416,7 +420,7 @@ Result<void> Ucx::setup_batches(Lane& l) {
     // A context's lane has no active messages (lane_ctx_): its batches go through the default
     // worker, where their answers come too.
     if (&l != &main_) return {};
-    l.defers = true;
+    l.defers = defer_;
     // Peers' batches come to the default worker, and so do the answers to its own.
     const std::pair<unsigned, ucp_am_recv_callback_t> handlers[] = {
         {kAmAck, on_ack}, {kAmData, on_data}, {kAmPuts, on_puts}, {kAmGets, on_gets}};
@@ -464,7 +468,8 @@ Result<void> Ucx::init() {
     const char* tls = std::getenv("UCX_TLS");
     desc_ = fmt::format("UCX {}, UCX_TLS={}, resources:{}, {}", ucp_get_version_string(), tls ? tls : "all",
                         resources(ctx_),
-                        batch_max_ ? fmt::format("non-blocking puts and gets up to {} bytes in batches", batch_max_)
+                        batch_max_ ? fmt::format("non-blocking puts and gets up to {} bytes in batches{}", batch_max_,
+                                                 defer_ ? ", from 16 KiB posted by the progress thread" : "")
                                    : std::string("no batches"));
     return {};
 }
@@ -878,7 +883,7 @@ Result<void> Ucx::rma(const Post& how, bool is_put, int pe, int space, std::uint
     ucs_status_ptr_t req;
     if (how.nbi) l.app_ns.store(now_ns(), std::memory_order_relaxed); // the application is here (progress_loop)
     const bool batched =
-        how.nbi && l.batching && n != 0 && (n <= batch_max_ || (is_put && n >= kDeferFrom && l.defers));
+        how.nbi && l.batching && n != 0 && (n <= batch_max_ || (n >= kDeferFrom && l.defers));
     {
         auto lk = lock(l);
         if (!settled(l, batched)) { // (rarely: a context's change between batches and its own endpoints)
@@ -888,7 +893,7 @@ Result<void> Ucx::rma(const Post& how, bool is_put, int pe, int space, std::uint
         }
         if (batched) {
             if (n <= batch_max_) batch(l, is_put, pe, space, offset, buf, n);
-            else l.deferred.push_back({p, (*r)->base + offset, key, buf, n});
+            else l.deferred.push_back({is_put, p, (*r)->base + offset, key, buf, n});
             if (!l.posted.exchange(true, std::memory_order_relaxed)) wake_progress();
             return {};
         }
@@ -1024,7 +1029,8 @@ void Ucx::post_deferred(Lane& l) {
     prm.cb.send = on_rma_done;
     prm.user_data = &l;
     for (const Lane::Deferred& d : std::exchange(l.deferred, {})) {
-        const ucs_status_ptr_t req = ucp_put_nbx(l.eps[d.pe], d.buf, d.n, d.remote, d.key, &prm);
+        const ucs_status_ptr_t req = d.is_put ? ucp_put_nbx(l.eps[d.pe], d.buf, d.n, d.remote, d.key, &prm)
+                                              : ucp_get_nbx(l.eps[d.pe], d.buf, d.n, d.remote, d.key, &prm);
         if (UCS_PTR_IS_ERR(req)) note_failure(l, UCS_PTR_STATUS(req)); // quiet reports it
         else if (UCS_PTR_IS_PTR(req)) l.pending.fetch_add(1, std::memory_order_relaxed);
     }
@@ -1124,8 +1130,8 @@ ucs_status_t Ucx::on_data(void* arg, const void* header, std::size_t header_len,
 
 } // namespace
 
-Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes, std::size_t batch_max) {
-    auto t = std::make_unique<Ucx>(my_pe, n_pes, batch_max);
+Result<std::unique_ptr<Transport>> make_ucx(int my_pe, int n_pes, std::size_t batch_max, NbiDefer defer) {
+    auto t = std::make_unique<Ucx>(my_pe, n_pes, batch_max, defer);
     if (auto r = t->init(); !r) return r.error();
     return std::unique_ptr<Transport>(std::move(t));
 }
