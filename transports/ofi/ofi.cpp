@@ -441,10 +441,11 @@ Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics, std::siz
                         info_->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",
                         !mr_local_ ? "domains of their own" : "the PE's endpoint",
                         batch_max_ ? fmt::format("non-blocking puts and gets up to {} bytes in batches{}", batch_max_,
-                                                 defer == NbiDefer::On     ? ", from 16 KiB posted by the progress thread"
-                                                 : defer == NbiDefer::Auto ? ", from 16 KiB posted by the progress "
-                                                                             "thread where the node has 2 CPUs per PE"
-                                                                           : "")
+                                                 defer == NbiDefer::On ? ", from 16 KiB posted by the progress thread"
+                                                 : defer == NbiDefer::Auto
+                                                     ? ", from 16 KiB posted by the progress thread where the node "
+                                                       "has 2 CPUs per PE"
+                                                     : "")
                                    : std::string("no batches"));
     return {};
 }
