@@ -52,6 +52,7 @@
 #include <initializer_list>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -274,8 +275,21 @@ private:
     Row method_timeline();
     Row method_persistent();
     Row method_empty_submit();
-    Row finish(const char* name, const std::vector<double>& times, const Lane& l,
-               const std::vector<std::uint64_t>& expected);
+    // What a method's puts left: their times, and the value each offset must hold.
+    struct Puts {
+        std::vector<double> times;
+        std::vector<std::uint64_t> expected;
+    };
+    // The loop every put method times (the caller cleared the buffer, clear_dev): `put(i, v, off)`
+    // puts v at offset off and returns once it has landed (timed); `after(i, t0, t1)` runs untimed
+    // after it.
+    template <class Put, class After> Puts timed_puts(std::uint32_t method, Put&& put, After&& after);
+    template <class Put> Puts timed_puts(std::uint32_t method, Put&& put) {
+        auto nothing = [](std::uint32_t, Clock::time_point, Clock::time_point) {};
+        return timed_puts(method, std::forward<Put>(put), nothing);
+    }
+    // The row of a method: its times, and the buffer checked through l.
+    Row finish(const char* name, const Puts& puts, const Lane& l);
 };
 
 void Probe::setup() {
@@ -659,13 +673,29 @@ std::string Probe::verify(const Lane& l, const std::vector<std::uint64_t>& expec
     return msg;
 }
 
-Row Probe::finish(const char* name, const std::vector<double>& times, const Lane& l,
-                  const std::vector<std::uint64_t>& expected) {
+template <class Put, class After>
+Probe::Puts Probe::timed_puts(std::uint32_t method, Put&& put, After&& after) {
+    Puts p{{}, std::vector<std::uint64_t>(kSpan / 8, 0)};
+    p.times.reserve(iters);
+    for (std::uint32_t i = 0; i < iters; ++i) {
+        const std::uint64_t v = value_for(method, i);
+        const VkDeviceSize off = offset_for(i);
+        const auto t0 = Clock::now();
+        put(i, v, off);
+        const auto t1 = Clock::now();
+        p.expected[off / 8] = v;
+        if (i >= warmup) p.times.push_back(us_between(t0, t1));
+        after(i, t0, t1);
+    }
+    return p;
+}
+
+Row Probe::finish(const char* name, const Puts& puts, const Lane& l) {
     Row r;
     r.name = name;
     r.timed = true;
-    r.s = summarize(times);
-    const std::string diff = verify(l, expected);
+    r.s = summarize(puts.times);
+    const std::string diff = verify(l, puts.expected);
     r.check = diff.empty() ? "PASS" : "FAIL";
     if (!diff.empty()) std::fprintf(stderr, "vk-submit-probe: %s: FAIL: %s\n", name, diff.c_str());
     return r;
@@ -674,13 +704,7 @@ Row Probe::finish(const char* name, const std::vector<double>& times, const Lane
 // 1. What the library does today.
 Row Probe::method_record() {
     clear_dev(main_);
-    std::vector<std::uint64_t> expected(kSpan / 8, 0);
-    std::vector<double> times;
-    times.reserve(iters);
-    for (std::uint32_t i = 0; i < iters; ++i) {
-        const std::uint64_t v = value_for(1, i);
-        const VkDeviceSize off = offset_for(i);
-        const auto t0 = Clock::now();
+    const Puts p = timed_puts(1, [&](std::uint32_t, std::uint64_t v, VkDeviceSize off) {
         std::memcpy(static_cast<char*>(host_.map) + kStagingOff, &v, sizeof v);
         begin(cb_record_, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
         const VkBufferCopy region{kStagingOff, off, sizeof v};
@@ -691,11 +715,8 @@ Row Probe::method_record() {
         submit(main_, cb_record_);
         wait_fence(main_);
         VK(vkResetCommandBuffer, cb_record_, 0);
-        const auto t1 = Clock::now();
-        expected[off / 8] = v;
-        if (i >= warmup) times.push_back(us_between(t0, t1));
-    }
-    return finish("record", times, main_, expected);
+    });
+    return finish("record", p, main_);
 }
 
 // 2. A command buffer recorded once; the mailbox carries the put.
@@ -710,23 +731,14 @@ Row Probe::method_prerecorded() {
     VK(vkEndCommandBuffer, cb_put_);
 
     clear_dev(main_);
-    std::vector<std::uint64_t> expected(kSpan / 8, 0);
-    std::vector<double> times;
-    times.reserve(iters);
-    for (std::uint32_t i = 0; i < iters; ++i) {
-        const std::uint64_t v = value_for(2, i);
-        const VkDeviceSize off = offset_for(i);
-        const auto t0 = Clock::now();
+    const Puts p = timed_puts(2, [&](std::uint32_t, std::uint64_t v, VkDeviceSize off) {
         store64(mbox_.map, kPutMailOff, v);
         store64(mbox_.map, kPutMailOff + 8, off);
         full_fence();
         submit(main_, cb_put_);
         wait_fence(main_);
-        const auto t1 = Clock::now();
-        expected[off / 8] = v;
-        if (i >= warmup) times.push_back(us_between(t0, t1));
-    }
-    return finish("prerecorded-dispatch", times, main_, expected);
+    });
+    return finish("prerecorded-dispatch", p, main_);
 }
 
 // 3. The batch of put k waits for S >= 2k+1 and signals S = 2k+2; it is submitted before put k.
@@ -756,13 +768,9 @@ Row Probe::method_timeline() {
     };
 
     clear_dev(main_);
-    std::vector<std::uint64_t> expected(kSpan / 8, 0);
-    std::vector<double> times, resubmits, cycles;
-    times.reserve(iters);
+    std::vector<double> resubmits, cycles;
     submit_for(0);
-    for (std::uint32_t k = 0; k < iters; ++k) {
-        const std::uint64_t v = value_for(3, k);
-        const VkDeviceSize off = offset_for(k);
+    auto put = [&](std::uint32_t k, std::uint64_t v, VkDeviceSize off) {
         const std::uint64_t go = base + 2ull * k + 1, done = base + 2ull * k + 2;
         const auto t0 = Clock::now();
         store64(mbox_.map, kPutMailOff, v);
@@ -773,7 +781,6 @@ Row Probe::method_timeline() {
         ssi.value = go;
         VK(vkSignalSemaphore, dev_, &ssi);
         std::uint64_t value = 0;
-        auto t1 = Clock::now();
         for (std::uint32_t spins = 0;; ++spins) {
             VK(vkGetSemaphoreCounterValue, dev_, timeline_, &value);
             if (value >= done) break;
@@ -782,19 +789,18 @@ Row Probe::method_timeline() {
                                               " for 1 s after " + std::to_string(go) + " was signalled (expected " +
                                               std::to_string(done) + ")"};
         }
-        t1 = Clock::now();
-        expected[off / 8] = v;
-        if (k + 1 < iters) {
-            submit_for(k + 1);
-            const auto t2 = Clock::now();
-            if (k >= warmup) {
-                resubmits.push_back(us_between(t1, t2));
-                cycles.push_back(us_between(t0, t2));
-            }
+    };
+    // The batch for the next put, untimed.
+    auto resubmit = [&](std::uint32_t k, Clock::time_point t0, Clock::time_point t1) {
+        if (k + 1 == iters) return;
+        submit_for(k + 1);
+        const auto t2 = Clock::now();
+        if (k >= warmup) {
+            resubmits.push_back(us_between(t1, t2));
+            cycles.push_back(us_between(t0, t2));
         }
-        if (k >= warmup) times.push_back(us_between(t0, t1));
-    }
-    Row r = finish("timeline", times, main_, expected);
+    };
+    Row r = finish("timeline", timed_puts(3, put, resubmit), main_);
     const Stats rs = summarize(resubmits), cs = summarize(cycles);
     char extra[96];
     std::snprintf(extra, sizeof extra, "resubmit mean %.1f us, cycle median %.1f us", rs.mean, cs.median);
@@ -821,9 +827,6 @@ Row Probe::method_persistent() {
     VK(vkEndCommandBuffer, cb_agent_);
 
     clear_dev(l);
-    std::vector<std::uint64_t> expected(kSpan / 8, 0);
-    std::vector<double> times;
-    times.reserve(iters);
     std::uint64_t dispatches = 1;
     submit(l, cb_agent_);
     // Dispatches again once the agent has left (alive == 0 and its fence has signalled).
@@ -836,9 +839,7 @@ Row Probe::method_persistent() {
         submit(l, cb_agent_);
         ++dispatches;
     };
-    for (std::uint32_t i = 0; i < iters; ++i) {
-        const std::uint64_t v = value_for(4, i);
-        const VkDeviceSize off = offset_for(i);
+    const Puts p = timed_puts(4, [&](std::uint32_t i, std::uint64_t v, VkDeviceSize off) {
         const std::uint64_t seq = i + 1ull;
         const auto t0 = Clock::now();
         store64(mb, 8, v);
@@ -854,10 +855,7 @@ Row Probe::method_persistent() {
                                                 std::to_string(load64(st, 8)) + ", dispatches " +
                                                 std::to_string(dispatches) + ")"};
         }
-        const auto t1 = Clock::now();
-        expected[off / 8] = v;
-        if (i >= warmup) times.push_back(us_between(t0, t1));
-    }
+    });
     // Stop: stop, then a new seq that makes the agent look.
     store64(mb, 24, 1);
     full_fence();
@@ -866,7 +864,7 @@ Row Probe::method_persistent() {
     VK(vkWaitForFences, dev_, 1, &l.fence, VK_TRUE, kFenceTimeoutNs);
     VK(vkResetFences, dev_, 1, &l.fence);
     const std::uint64_t exits = load64(st, 16), alive = load64(st, 8);
-    Row r = finish("persistent", times, l, expected);
+    Row r = finish("persistent", p, l);
     if (exits != dispatches || alive != 0) {
         std::fprintf(stderr, "vk-submit-probe: persistent: FAIL: %llu dispatches, %llu left, alive %llu\n",
                      static_cast<unsigned long long>(dispatches), static_cast<unsigned long long>(exits),
