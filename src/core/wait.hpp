@@ -136,6 +136,26 @@ template <class Pred> void wait_for(Pred done) {
     cross_process_acquire();
 }
 
+// Calls done() until it returns true, where each call reads memory through a device copy (an ivar
+// in a GPU's device heap that the CPU cannot map). Every poll is then a queue submission, some
+// 20 us of the GPU's time: a few back to back, then naps that grow to kDevicePollGapNs. Polling
+// without a pause, three PEs waiting on one H200 for a fourth's flag held back that PE's own
+// copies and atomics for tens of seconds (spmd_nbi at 4 PEs on one GPU), until they stopped.
+inline constexpr long kDevicePollGapNs = 100'000;
+template <class Pred> void wait_for_device(Pred done) {
+    long gap = 0;
+    for (int polls = 0; !done();) {
+        if (g_state.net_progress) g_state.net_progress();
+        if (polls < 4) {
+            ++polls;
+            continue;
+        }
+        gap = gap == 0 ? 5'000 : std::min(2 * gap, kDevicePollGapNs);
+        nap(gap);
+    }
+    cross_process_acquire();
+}
+
 // The pause of a thread that serves a proxy or waits on one, once spinning is
 // over. Where kernels run on the CPU (lavapipe), a shader that polls never
 // yields its core, and sched_yield leaves the core to it for the rest of its

@@ -210,10 +210,16 @@ template <class T> void check_ivars(T* ivars, std::size_t n, int cmp, const char
     if (n) local_ivar(ivars, call);
 }
 
+// A wait on ivars that lie in one space: paced where they are read through device copies.
+template <class T, class Pred> void wait_ivars(const T* ivars, Pred done) {
+    if (unmapped(ivars)) wait_for_device(done);
+    else wait_for(done);
+}
+
 template <class T>
 void wait_all(T* ivars, std::size_t n, const int* status, int cmp, T value, const T* values, const char* call) {
     check_ivars(ivars, n, cmp, call);
-    wait_for([&] {
+    wait_ivars(ivars, [&] {
         std::size_t live = 0;
         return scan(ivars, n, status, cmp, value, values, nullptr, &live) == live;
     });
@@ -224,7 +230,7 @@ std::size_t wait_any(T* ivars, std::size_t n, const int* status, int cmp, T valu
     check_ivars(ivars, n, cmp, call);
     if (!live_count(n, status)) return SIZE_MAX;
     std::size_t hit = SIZE_MAX;
-    wait_for([&] { return (hit = first_hit(ivars, n, status, cmp, value, values)) != SIZE_MAX; });
+    wait_ivars(ivars, [&] { return (hit = first_hit(ivars, n, status, cmp, value, values)) != SIZE_MAX; });
     return hit;
 }
 
@@ -234,7 +240,7 @@ std::size_t wait_some(T* ivars, std::size_t n, std::size_t* indices, const int* 
     check_ivars(ivars, n, cmp, call);
     if (!live_count(n, status)) return 0;
     std::size_t hits = 0;
-    wait_for([&] { return (hits = scan(ivars, n, status, cmp, value, values, indices, nullptr)) > 0; });
+    wait_ivars(ivars, [&] { return (hits = scan(ivars, n, status, cmp, value, values, indices, nullptr)) > 0; });
     return hits;
 }
 
@@ -416,7 +422,9 @@ template <class T> void atomic_fetch_xor_nbi(T* fetch, T* dest, T value, int pe,
 template <class T> void wait_until(T* ivar, int cmp, T value, const char* call) {
     detail::check_ivars(ivar, 1, cmp, call);
     const bool slow = detail::unmapped(ivar);
-    wait_for([&] { return detail::compare(detail::watch(ivar, slow), cmp, value); });
+    auto done = [&] { return detail::compare(detail::watch(ivar, slow), cmp, value); };
+    if (slow) wait_for_device(done);
+    else wait_for(done);
 }
 template <class T> int test(T* ivar, int cmp, T value, const char* call) {
     detail::check_ivars(ivar, 1, cmp, call);

@@ -7,6 +7,7 @@
 #include "core/log.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fmt/format.h>
 
@@ -120,8 +121,11 @@ VkResult VulkanDevice::wait_fence(VkFence fence) {
         for (int i = 0; i < 2000 && r == VK_NOT_READY; ++i) r = vkGetFenceStatus(device_, fence);
     if (r == VK_NOT_READY) {
         const DebugTimer timer;
-        r = vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX);
-        // (A diagnostic: a copy held up behind other work for long.)
+        // (Diagnostics: a copy held up behind other work for long, and one that never ends, which
+        // a single unbounded wait would leave unsaid.)
+        constexpr std::uint64_t kSlice = 2'000'000'000; // ns
+        for (int slice = 1; (r = vkWaitForFences(device_, 1, &fence, VK_TRUE, kSlice)) == VK_TIMEOUT; ++slice)
+            VKSHMEM_DEBUG("device: a copy's fence not signalled after {} s", 2 * slice);
         if (const double ms = timer.over(std::chrono::milliseconds(100)))
             VKSHMEM_DEBUG("device: a copy's fence took {:.1f} ms ({})", ms, vk_result_name(r));
     }

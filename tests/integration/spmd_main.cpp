@@ -14,7 +14,12 @@
 #define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include "spmd.hpp"
 
+#include <dirent.h>
+#include <dlfcn.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -296,6 +301,76 @@ void install_crash_handlers() {
     }
 }
 
+// ---- Where each thread is, when a test case hangs ------------------------------------------
+// The watchdog has every thread of the process report, one at a time, the instruction it was at
+// and the code addresses on its stack (a scan of the words above its stack pointer: it needs no
+// unwind tables, which a GPU driver's code may lack). Addresses are printed as module+offset, to
+// be named with `addr2line -f -C -e <module> <offset>` on the unstripped build.
+constexpr int kWhereSignal = SIGUSR2;
+std::atomic<int> g_where_done{0};
+
+void write_addr(const char* what, std::uintptr_t a) {
+    char line[512];
+    Dl_info di{};
+    if (dladdr(reinterpret_cast<void*>(a), &di) && di.dli_fname) {
+        const char* base = std::strrchr(di.dli_fname, '/');
+        std::snprintf(line, sizeof line, "[spmd] PE %d:     %s %s+%#" PRIxPTR "%s%s\n", spmd::me(), what,
+                      base ? base + 1 : di.dli_fname,
+                      a - reinterpret_cast<std::uintptr_t>(di.dli_fbase), di.dli_sname ? " " : "",
+                      di.dli_sname ? di.dli_sname : "");
+    } else {
+        std::snprintf(line, sizeof line, "[spmd] PE %d:     %s %#" PRIxPTR " (no module)\n", spmd::me(), what, a);
+    }
+    write_str(line);
+}
+
+void on_where(int, siginfo_t*, void* ctx) {
+    const auto* uc = static_cast<const ucontext_t*>(ctx);
+    const auto pc = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+    const auto sp = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+    char head[96];
+    std::snprintf(head, sizeof head, "[spmd] PE %d:   thread %ld:\n", spmd::me(),
+                  static_cast<long>(::syscall(SYS_gettid)));
+    write_str(head);
+    write_addr("at", pc);
+    // The stack above sp, read through the kernel so that its end faults nothing.
+    static thread_local std::uintptr_t words[4096];
+    iovec local{words, sizeof words}, remote{reinterpret_cast<void*>(sp), sizeof words};
+    const ssize_t got = ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0);
+    int shown = 0;
+    for (ssize_t i = 0; got > 0 && i < got / static_cast<ssize_t>(sizeof(std::uintptr_t)) && shown < 20; ++i) {
+        Dl_info di{};
+        // A code address: inside a module, and not the module's data (a crude test: its symbol,
+        // where named, is not an object; unnamed ones are shown, as a driver's often are).
+        if (words[i] < 4096 || !dladdr(reinterpret_cast<void*>(words[i]), &di) || !di.dli_fname) continue;
+        if (di.dli_saddr && di.dli_sname && std::strstr(di.dli_sname, "_ZTV")) continue; // vtables
+        write_addr("calls", words[i]);
+        ++shown;
+    }
+    g_where_done.store(1, std::memory_order_release);
+}
+
+// Each thread of this process in turn (but the calling one), at most about 2 s each.
+void report_threads() {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_where;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(kWhereSignal, &sa, nullptr);
+    DIR* d = ::opendir("/proc/self/task");
+    if (!d) return;
+    const long self = static_cast<long>(::syscall(SYS_gettid));
+    while (dirent* e = ::readdir(d)) {
+        const long tid = std::atol(e->d_name);
+        if (tid <= 0 || tid == self) continue;
+        g_where_done.store(0, std::memory_order_relaxed);
+        if (::syscall(SYS_tgkill, ::getpid(), tid, kWhereSignal) != 0) continue;
+        for (int i = 0; i < 200 && !g_where_done.load(std::memory_order_acquire); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::closedir(d);
+}
+
 // ---- Hang watchdog ---------------------------------------------------------------------------
 // A test case that runs longer than SPMD_TEST_TIMEOUT seconds (default 60, below CTest's limit)
 // is stuck, most likely in a wait or barrier: name it and end the job, rather than letting CTest
@@ -336,7 +411,9 @@ private:
                          "\n[spmd] PE %d of %d: test case \"%s\" still running after %lld s (SPMD_TEST_TIMEOUT): "
                          "a wait or barrier that never completes? Ending the job.\n",
                          spmd::me(), spmd::npes(), name_.c_str(), static_cast<long long>(limit_.count()));
+            std::fprintf(stderr, "[spmd] PE %d: where its threads are:\n", spmd::me());
             std::fflush(stderr);
+            report_threads();
             shmem_global_exit(124);
         }
     }

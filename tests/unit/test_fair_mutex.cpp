@@ -60,3 +60,24 @@ TEST_CASE("FairMutex: waiters enter in the order they asked") {
     CHECK(m.try_lock()); // free again
     m.unlock();
 }
+
+TEST_CASE("FairMutex: many threads contending lose no hand-off and no update") {
+    // More threads than this machine's CPUs, so that waiters really sleep and are woken; a lost
+    // wake-up costs its waiter the futex timeout, and a broken hand-off an update or a hang.
+    constexpr int kThreads = 8, kRounds = 20000;
+    FairMutex m;
+    long counter = 0; // guarded by m alone
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&] {
+            for (int i = 0; i < kRounds; ++i) {
+                std::lock_guard lk(m);
+                ++counter;
+            }
+        });
+    for (auto& th : threads) th.join();
+    CHECK(counter == long{kThreads} * kRounds);
+    CHECK(m.waiting() == 0);
+    CHECK(m.try_lock());
+    m.unlock();
+}
