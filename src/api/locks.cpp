@@ -28,6 +28,14 @@ std::uint64_t* word(long* lock) { return reinterpret_cast<std::uint64_t*>(lock);
 std::uint64_t atomic(long* lock, AmoOp op, std::uint64_t operand, std::uint64_t cond, const char* call) {
     return api::detail::amo(word(lock), op, operand, cond, kHome, call);
 }
+// Whether the lock word's atomics run on a GPU (a device heap the CPU does not map, or maps only
+// for stores): each poll is then a queue submission, paced like any wait on device memory.
+bool on_device(const long* lock) {
+    const int s = space_of(lock);
+    if (s < 0) return false;
+    const Route r = g_state.space[s].route[kHome];
+    return r == Route::None || r == Route::BarWrite;
+}
 std::uint32_t serving(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
 std::uint32_t next(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); }
 
@@ -40,7 +48,9 @@ void shmem_set_lock(long* lock) noexcept {
     require_runtime(call);
     const std::uint32_t mine = next(atomic(lock, AmoOp::Add, kTicket, 0, call));
     // Polls PE 0's word; each poll of a remote word is a round trip, which is its own back-off.
-    wait_for([&] { return serving(atomic(lock, AmoOp::Fetch, 0, 0, call)) == mine; });
+    auto done = [&] { return serving(atomic(lock, AmoOp::Fetch, 0, 0, call)) == mine; };
+    if (on_device(lock)) wait_for_device(done);
+    else wait_for(done);
     std::atomic_thread_fence(std::memory_order_acquire); // nothing of the critical section before this
 }
 

@@ -136,11 +136,12 @@ template <class Pred> void wait_for(Pred done) {
     cross_process_acquire();
 }
 
-// Calls done() until it returns true, where each call reads memory through a device copy (an ivar
-// in a GPU's device heap that the CPU cannot map). Every poll is then a queue submission, some
-// 20 us of the GPU's time: a few back to back, then naps that grow to kDevicePollGapNs. Polling
-// without a pause, three PEs waiting on one H200 for a fourth's flag held back that PE's own
-// copies and atomics for tens of seconds (spmd_nbi at 4 PEs on one GPU), until they stopped.
+// Calls done() until it returns true, where each call runs on a GPU: a device copy (an ivar in a
+// device heap that the CPU cannot map) or a device atomic (a lock word there). Every poll is then a
+// queue submission, some 20 us of the GPU's time: a few back to back, then naps that grow to
+// kDevicePollGapNs. Polling without a pause, three PEs waiting on one H200 for a fourth's flag
+// held back that PE's own copies and atomics for tens of seconds (spmd_nbi at 4 PEs on one GPU),
+// until they stopped.
 inline constexpr long kDevicePollGapNs = 100'000;
 template <class Pred> void wait_for_device(Pred done) {
     long gap = 0;
