@@ -1087,14 +1087,24 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
     uint64_t pb = proxy ? vkshmem_u64_(vkshmem_pbytes_) : (bytes > 1u ? bytes : 1u);
     uint64_t pieces = proxy ? (bytes + pb - 1u) / pb : 1u;
     if (signal && pieces == 0u) pieces = 1u;
-    uint64_t first = proxy ? vkshmem_u64_(lane) : 0u;
-    uint64_t step = proxy ? vkshmem_u64_(lanes) : 1u;
-    uint copy_lane = proxy ? 0u : lane, copy_lanes = proxy ? 1u : lanes;
-    uint64_t mine = first < pieces ? (pieces - first + step - 1u) / step : 0u;
+    /* Through the proxy, each of the `lanes` invocations sends `batch` consecutive pieces per
+     * round (the pieces from first, step apart by round), and its tickets follow those of the
+     * invocations before it in its wave: a wave's tickets carry consecutive pieces, which the
+     * proxy carries out as one transfer (its device copies cost a few microseconds per region).
+     * The batch is no larger than spreads the pieces over every invocation, which copy them side
+     * by side. */
     uint lanes_per_wave = WaveGetLaneCount();
     uint cap = vkshmem_slots_ / (lanes_per_wave > 0u ? lanes_per_wave : 1u);
-    uint batch = proxy ? clamp(min(uint(VKSHMEM_PROXY_BATCH), cap), 1u, 8u) : 1u;
-    uint64_t batches = (mine + batch - 1u) / batch;
+    uint64_t spread = (pieces + vkshmem_u64_(lanes) - 1u) / vkshmem_u64_(lanes);
+    uint batch = proxy ? clamp((uint)vkshmem_min64_(spread, vkshmem_u64_(min(uint(VKSHMEM_PROXY_BATCH), cap))), 1u, 8u)
+                       : 1u;
+    uint64_t first = proxy ? vkshmem_u64_(lane) * batch : 0u;
+    uint64_t step = proxy ? vkshmem_u64_(lanes) * batch : 1u;
+    uint copy_lane = proxy ? 0u : lane, copy_lanes = proxy ? 1u : lanes;
+    uint64_t batches = first < pieces ? (pieces - first + step - 1u) / step : 0u;
+    uint64_t mine = batches == 0u ? 0u
+                                  : (batches - 1u) * batch +
+                                        vkshmem_min64_(vkshmem_u64_(batch), pieces - first - (batches - 1u) * step);
     /* Plan of the first piece (payload slots are 16-byte aligned: offset 0 stands for one). */
     uint64_t pd = put ? (proxy ? 0u : ro) : lo + first * pb;
     uint64_t ps = put ? lo + first * pb : (proxy ? 0u : ro);
@@ -1105,14 +1115,14 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
         return;
     }
     uint t0 = 0u;
-    for (uint64_t k0 = first; k0 < pieces; k0 += step * batch) {
-        uint nb = (uint)vkshmem_min64_(vkshmem_u64_(batch), (pieces - k0 + step - 1u) / step);
+    for (uint64_t k0 = first; k0 < pieces; k0 += step) {
+        uint nb = (uint)vkshmem_min64_(vkshmem_u64_(batch), pieces - k0);
         uint sent = proxy ? 0u : nb;
         bool took = false;
         if (proxy) took = vkshmem_take_tickets_(nb, t0);
         if (took) {
             for (uint j = 0u; j < nb; ++j) {
-                uint64_t k = k0 + j * step, off = k * pb, n = vkshmem_min64_(bytes - off, pb);
+                uint64_t k = k0 + j, off = k * pb, n = vkshmem_min64_(bytes - off, pb);
                 uint t = t0 + j;
                 bool with_signal = signal && k + 1u == pieces;
                 vkshmem_fill_(t, put ? (with_signal ? VKSHMEM_OP_PUT_SIGNAL : VKSHMEM_OP_PUT) : VKSHMEM_OP_GET, pe,
@@ -1133,7 +1143,7 @@ void vkshmem_xfer_(bool put, uint64_t dest, uint64_t src, uint64_t bytes, int pe
         bool answered = !proxy;
         if (proxy && sent != 0u) answered = vkshmem_wait_done_(t0 + sent - 1u, VKSHMEM_WAIT_ID_PROXY_REPLY);
         for (uint j2 = 0u; j2 < sent; ++j2) {
-            uint64_t off = proxy ? (k0 + j2 * step) * pb : 0u;
+            uint64_t off = proxy ? (k0 + j2) * pb : 0u;
             uint64_t n = vkshmem_min64_(bytes - off, pb);
             uint cb = put ? rb : lb, sbnd = put ? lb : (proxy ? VKSHMEM_HLSL_ANSWERS_BINDING : rb);
             uint64_t cd = put ? ro : lo + off;

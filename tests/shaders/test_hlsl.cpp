@@ -141,9 +141,9 @@ TEST_CASE("HLSL: putmem/getmem (+nbi), typed and sized put/get, p and g; both he
     };
     const Op bulk[] = {{0, 1, true}, {1, 1, false}, {2, 1, true}, {3, 1, false}, {4, 4, true},
                        {5, 8, false}, {6, 4, true}, {7, 8, false}, {8, 16, true}, {9, 1, false}};
-    // Up to two proxy ring slots and more (VKSHMEM_RING_PAYLOAD_BYTES, 8 KiB): proxied transfers
-    // of several pieces.
-    constexpr std::size_t region = 2 * 8192 + 256;
+    // Up to ten proxy ring slots and more (VKSHMEM_RING_PAYLOAD_BYTES, 8 KiB): proxied transfers
+    // of several pieces, and of more than one round of an invocation's batch (8 pieces).
+    constexpr std::size_t region = 10 * 8192 + 256;
     constexpr std::uint32_t kChunks = 6;
     for (std::uint32_t chunk = 0; chunk < kChunks; ++chunk) {
         const Kernel k(kernel_spv("hlsl_ops_rma_" + std::to_string(chunk)));
@@ -186,7 +186,9 @@ TEST_CASE("HLSL: putmem/getmem (+nbi), typed and sized put/get, p and g; both he
 
 TEST_CASE("HLSL: putmem_wg, getmem_wg, short_put_wg, get64_wg; both heaps", "[hlsl]") {
     const Kernel k(kernel_spv("hlsl_ops_wg_0"));
-    constexpr std::size_t region = 40000;
+    // Through the proxy, up to 80 pieces of 8 KiB over the workgroup's 64 invocations: one piece
+    // each, or two (a batch) for the first of them.
+    constexpr std::size_t region = 80 * 8192;
     for (Space s : kSpaces) {
         std::vector<Spec> specs;
         const std::size_t elems[] = {1, 1, 2, 8};
