@@ -48,9 +48,7 @@ void shmem_set_lock(long* lock) noexcept {
     require_runtime(call);
     const std::uint32_t mine = next(atomic(lock, AmoOp::Add, kTicket, 0, call));
     // Polls PE 0's word; each poll of a remote word is a round trip, which is its own back-off.
-    auto done = [&] { return serving(atomic(lock, AmoOp::Fetch, 0, 0, call)) == mine; };
-    if (on_device(lock)) wait_for_device(done);
-    else wait_for(done);
+    wait_for([&] { return serving(atomic(lock, AmoOp::Fetch, 0, 0, call)) == mine; }, on_device(lock));
     std::atomic_thread_fence(std::memory_order_acquire); // nothing of the critical section before this
 }
 

@@ -90,9 +90,7 @@ uint64_t shmem_signal_wait_until(uint64_t* sig_addr, int cmp, uint64_t cmp_value
     const bool slow = api::detail::unmapped(sig_addr);
     // The value that satisfied the comparison is the one returned, not a later reread.
     uint64_t seen = 0;
-    auto done = [&] { return api::detail::compare(seen = api::detail::watch(sig_addr, slow), cmp, cmp_value); };
-    if (slow) wait_for_device(done);
-    else wait_for(done);
+    wait_for([&] { return api::detail::compare(seen = api::detail::watch(sig_addr, slow), cmp, cmp_value); }, slow);
     return seen;
 }
 

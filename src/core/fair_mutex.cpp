@@ -3,6 +3,7 @@
 #include "core/fair_mutex.hpp"
 
 #include "core/log.hpp"
+#include "core/wait.hpp"
 
 #include <chrono>
 #include <cerrno>
@@ -32,7 +33,7 @@ void FairMutex::wait_for_turn(std::uint32_t mine) noexcept {
     // before sleeping.
     for (int i = 0; i < 16; ++i) {
         if (serving_.load(std::memory_order_acquire) == mine) return;
-        if (i < 12) __builtin_ia32_pause();
+        if (i < 12) cpu_relax();
         else std::this_thread::yield();
     }
     using clock = std::chrono::steady_clock;

@@ -27,9 +27,10 @@ public:
 
     void lock() noexcept {
         const std::uint32_t mine = next_.fetch_add(1, std::memory_order_relaxed);
-        drawn_by_[mine % kDrawers].store(self(), std::memory_order_relaxed);
+        const int me = self();
+        drawn_by_[mine % kDrawers].store(me, std::memory_order_relaxed);
         if (serving_.load(std::memory_order_acquire) != mine) wait_for_turn(mine);
-        owner_.store(self(), std::memory_order_relaxed);
+        owner_.store(me, std::memory_order_relaxed);
     }
     bool try_lock() noexcept {
         std::uint32_t s = serving_.load(std::memory_order_acquire);

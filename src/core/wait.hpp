@@ -156,6 +156,11 @@ template <class Pred> void wait_for_device(Pred done) {
     }
     cross_process_acquire();
 }
+// wait_for_device where each poll runs on a GPU, else wait_for.
+template <class Pred> void wait_for(Pred done, bool on_device) {
+    if (on_device) wait_for_device(done);
+    else wait_for(done);
+}
 
 // The pause of a thread that serves a proxy or waits on one, once spinning is
 // over. Where kernels run on the CPU (lavapipe), a shader that polls never

@@ -210,19 +210,15 @@ template <class T> void check_ivars(T* ivars, std::size_t n, int cmp, const char
     if (n) local_ivar(ivars, call);
 }
 
-// A wait on ivars that lie in one space: paced where they are read through device copies.
-template <class T, class Pred> void wait_ivars(const T* ivars, Pred done) {
-    if (unmapped(ivars)) wait_for_device(done);
-    else wait_for(done);
-}
-
 template <class T>
 void wait_all(T* ivars, std::size_t n, const int* status, int cmp, T value, const T* values, const char* call) {
     check_ivars(ivars, n, cmp, call);
-    wait_ivars(ivars, [&] {
-        std::size_t live = 0;
-        return scan(ivars, n, status, cmp, value, values, nullptr, &live) == live;
-    });
+    wait_for(
+        [&] {
+            std::size_t live = 0;
+            return scan(ivars, n, status, cmp, value, values, nullptr, &live) == live;
+        },
+        unmapped(ivars));
 }
 
 template <class T>
@@ -230,7 +226,7 @@ std::size_t wait_any(T* ivars, std::size_t n, const int* status, int cmp, T valu
     check_ivars(ivars, n, cmp, call);
     if (!live_count(n, status)) return SIZE_MAX;
     std::size_t hit = SIZE_MAX;
-    wait_ivars(ivars, [&] { return (hit = first_hit(ivars, n, status, cmp, value, values)) != SIZE_MAX; });
+    wait_for([&] { return (hit = first_hit(ivars, n, status, cmp, value, values)) != SIZE_MAX; }, unmapped(ivars));
     return hit;
 }
 
@@ -240,7 +236,8 @@ std::size_t wait_some(T* ivars, std::size_t n, std::size_t* indices, const int* 
     check_ivars(ivars, n, cmp, call);
     if (!live_count(n, status)) return 0;
     std::size_t hits = 0;
-    wait_ivars(ivars, [&] { return (hits = scan(ivars, n, status, cmp, value, values, indices, nullptr)) > 0; });
+    wait_for([&] { return (hits = scan(ivars, n, status, cmp, value, values, indices, nullptr)) > 0; },
+             unmapped(ivars));
     return hits;
 }
 
@@ -422,9 +419,7 @@ template <class T> void atomic_fetch_xor_nbi(T* fetch, T* dest, T value, int pe,
 template <class T> void wait_until(T* ivar, int cmp, T value, const char* call) {
     detail::check_ivars(ivar, 1, cmp, call);
     const bool slow = detail::unmapped(ivar);
-    auto done = [&] { return detail::compare(detail::watch(ivar, slow), cmp, value); };
-    if (slow) wait_for_device(done);
-    else wait_for(done);
+    wait_for([&] { return detail::compare(detail::watch(ivar, slow), cmp, value); }, slow);
 }
 template <class T> int test(T* ivar, int cmp, T value, const char* call) {
     detail::check_ivars(ivar, 1, cmp, call);

@@ -326,15 +326,23 @@ void write_addr(const char* what, std::uintptr_t a) {
 
 void on_where(int, siginfo_t*, void* ctx) {
     const auto* uc = static_cast<const ucontext_t*>(ctx);
+#if defined(__x86_64__)
     const auto pc = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
     const auto sp = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__aarch64__)
+    const auto pc = static_cast<std::uintptr_t>(uc->uc_mcontext.pc);
+    const auto sp = static_cast<std::uintptr_t>(uc->uc_mcontext.sp);
+#else
+    const std::uintptr_t pc = 0, sp = 0; // (the stack scan reads nothing)
+#endif
     char head[96];
     std::snprintf(head, sizeof head, "[spmd] PE %d:   thread %ld:\n", spmd::me(),
                   static_cast<long>(::syscall(SYS_gettid)));
     write_str(head);
     write_addr("at", pc);
-    // The stack above sp, read through the kernel so that its end faults nothing.
-    static thread_local std::uintptr_t words[4096];
+    // The stack above sp, read through the kernel so that its end faults nothing. (One buffer:
+    // report_threads has the threads report one at a time.)
+    static std::uintptr_t words[4096];
     iovec local{words, sizeof words}, remote{reinterpret_cast<void*>(sp), sizeof words};
     const ssize_t got = ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0);
     int shown = 0;
