@@ -12,7 +12,7 @@
 //     __GL_SHADER_DISK_CACHE=0 on NVIDIA, MESA_SHADER_CACHE_DISABLE=true)
 //
 // Rows: compute-shader device-to-device copy (raw) vs shader put into the
-// peer's device heap; vkCmdCopyBuffer host->device (raw) vs host put from
+// peer's device heap (GLSL and HLSL); vkCmdCopyBuffer host->device (raw) vs host put from
 // the host heap into the peer's device heap; 8-byte host put into the
 // peer's device heap; shader -> proxy -> peer put round trip.
 #include <shmem.h>
@@ -20,10 +20,12 @@
 #include <vkshmem/vulkan.h>
 
 #include "copy64_comp_spv.h"
+#include "copy_hlsl_hlsl_spv.h"
 #include "copy_peer_comp_spv.h"
 #include "copy_comp_spv.h"
 #include "proxy_rtt_comp_spv.h"
 #include "put_comp_spv.h"
+#include "put_hlsl_hlsl_spv.h"
 #include "put_long_p_comp_spv.h"
 #include "put_setup_comp_spv.h"
 
@@ -255,6 +257,20 @@ int main(int argc, char** argv) {
         const double put_gbps = bytes / time_dispatch(put, 1024, pp, reps) / 1e9;
         row_gbps("shader putmem_wg into the peer's device heap", put_gbps, copy_gbps);
         row_gbps("  the same, of vkCmdCopyBuffer device -> device", put_gbps, d2d_gbps);
+        {
+            // The HLSL library's putmem_wg (its descriptor set instead of device addresses).
+            auto* hput = kernel(put_hlsl_hlsl_spv, sizeof put_hlsl_hlsl_spv, 40);
+            PutPush hp = pp;
+            hp.pad = 1024;
+            const double hlsl_gbps = bytes / time_dispatch(hput, 1024, hp, reps) / 1e9;
+            row_gbps("HLSL shader putmem_wg into the peer's device heap", hlsl_gbps, copy_gbps);
+            if (diag) {
+                hp.bytes = 0;
+                std::printf("  diag: 1024 workgroups: HLSL setup, empty putmem_wg, quiet %9.1f us\n",
+                            time_dispatch(hput, 1024, hp, reps) * 1e6);
+            }
+            vkshmemx_kernel_destroy(hput);
+        }
         // What a proxied put's first leg costs: the shader's stores into host memory (the ring's
         // payload slots are host memory), here into this PE's own host heap.
         const PutPush ph{vkshmemx_device_state(), vkshmemx_device_address(hsrc), vkshmemx_device_address(dsrc),
@@ -273,6 +289,25 @@ int main(int argc, char** argv) {
             vkshmemx_kernel_destroy(k);
             k = kernel(put_long_p_comp_spv, sizeof put_long_p_comp_spv, 40);
             row_gbps("  diag: shmem_long_p per 8 bytes", bytes / time_dispatch(k, 1024, pp, reps) / 1e9, copy_gbps);
+            vkshmemx_kernel_destroy(k);
+            // HLSL's ways to copy within this PE's device heap (copy_hlsl.hlsl), of the raw copy.
+            struct HlslCopyPush {
+                std::uint64_t dst, src;
+                std::uint32_t n16, mode, groups, pad;
+            };
+            k = kernel(copy_hlsl_hlsl_spv, sizeof copy_hlsl_hlsl_spv, sizeof(HlslCopyPush));
+            {
+                const HlslCopyPush none{cp.dst, cp.src, 0, 0, 1024, 0};
+                std::printf("  diag: 1024 workgroups: HLSL vkshmem_init, no mailbox code %9.1f us\n",
+                            time_dispatch(k, 1024, none, reps) * 1e6);
+            }
+            for (std::uint32_t mode : {0u, 1u, 2u}) {
+                const HlslCopyPush hp{cp.dst, cp.src, cp.n, mode, 1024, 0};
+                static const char* what[] = {"  diag: HLSL copy, uint Load/Store (the library's unit)",
+                                             "  diag: HLSL copy, Load4/Store4",
+                                             "  diag: HLSL copy, uint4 structured buffers"};
+                row_gbps(what[mode], bytes / time_dispatch(k, 1024, hp, reps) / 1e9, copy_gbps);
+            }
             vkshmemx_kernel_destroy(k);
             // A dispatch of the library's setup alone, then with an empty putmem_wg and a quiet.
             k = kernel(put_setup_comp_spv, sizeof put_setup_comp_spv, 40);
