@@ -33,6 +33,13 @@ function(vkshmem_add_shaders target)
   foreach(dir IN LISTS _dirs)
     list(APPEND includes -I${dir})
   endforeach()
+  # HLSL kernels have no depfile (the GLSL compiler writes one): they depend on every HLSL file and
+  # header of the library's folders instead, so that a change there recompiles them.
+  set(hlsl_library "")
+  foreach(dir IN LISTS _dirs)
+    file(GLOB _found ${dir}/*.hlsl ${dir}/*.h)
+    list(APPEND hlsl_library ${_found})
+  endforeach()
   set(headers "")
   foreach(src IN LISTS ARG_SOURCES)
     get_filename_component(abs ${src} ABSOLUTE)
@@ -45,24 +52,21 @@ function(vkshmem_add_shaders target)
       # (4x the SPIR-V, slower pipeline creation); its unoptimized SPIR-V is legal.
       set(compile ${VKSHMEM_GLSLANG} -D -V -Od --target-env vulkan1.1 -S comp -e main ${includes} -o ${spv} ${abs})
       set(env vulkan1.1)
+      set(depends ${hlsl_library})
     else()
       # No -O: it inlines the device library into every call site (15x the
       # SPIR-V, slower pipeline creation); the driver optimizes anyway.
       # -MT: the depfile must name the custom command's output (the header), or ninja rebuilds it every time.
       set(compile ${VKSHMEM_GLSLC} --target-env=vulkan1.2 -MD -MF ${spv}.d -MT ${hdr} ${includes} -o ${spv} ${abs})
       set(env vulkan1.2)
-    endif()
-    set(depfile "")
-    if(NOT name MATCHES "\\.hlsl$")
-      set(depfile DEPFILE ${spv}.d)
+      set(depends DEPFILE ${spv}.d)
     endif()
     add_custom_command(OUTPUT ${hdr}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${ARG_OUTPUT_DIR}
       COMMAND ${compile}
       COMMAND ${VKSHMEM_SPIRV_VAL} --target-env ${env} ${spv}
       COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DOUT=${hdr} -DNAME=${ident}_spv -P ${VKSHMEM_EMBED_SCRIPT}
-      DEPENDS ${abs} ${VKSHMEM_EMBED_SCRIPT}
-      ${depfile}
+      DEPENDS ${abs} ${VKSHMEM_EMBED_SCRIPT} ${depends}
       COMMENT "Compiling shader ${name}")
     list(APPEND headers ${hdr})
   endforeach()

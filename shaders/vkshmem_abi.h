@@ -11,7 +11,7 @@
 #define VKSHMEM_ABI_H
 
 #define VKSHMEM_ABI_MAGIC 0x766b7368u /* "vksh" */
-#define VKSHMEM_ABI_VERSION 9u
+#define VKSHMEM_ABI_VERSION 10u
 
 /* vkshmem_state.flags */
 #define VKSHMEM_FLAG_FORCE_PROXY 1u /* VKSHMEM_FORCE_PROXY=1: every operation goes through the proxy */
@@ -95,13 +95,18 @@
  * bindings 2 .. VKSHMEM_HLSL_HEAP_BINDINGS are heap segments; binding VKSHMEM_HLSL_MAILBOX_BINDING
  * this PE's AMO mailbox request (the copy after the device heap where there is one, whose `taken`
  * is the claim word) and VKSHMEM_HLSL_REPLY_BINDING its reply (binding 0's allocation when the
- * ring lists no mailbox).
+ * ring lists no mailbox); binding VKSHMEM_HLSL_HEAD_BINDING, read only, binding 0's head again in
+ * device memory where the device has memory the host maps there: the state block, the peer table
+ * and the ring layout at their offsets in binding 0 (offsets 0 .. the ring's requests), then the
+ * heap map, which that copy's hlsl_map names; binding 0's allocation again where there is no copy.
+ * (Every workgroup reads the head: in host memory those reads crossed the bus.)
  * glslang's HLSL front end cannot call methods on an element of an array of buffers, so every
  * segment has a binding of its own. */
 #define VKSHMEM_HLSL_HEAP_BINDINGS 16u
 #define VKSHMEM_HLSL_ANSWERS_BINDING 1u
 #define VKSHMEM_HLSL_MAILBOX_BINDING 17 /* (no suffix: an HLSL [[vk::binding]] takes a plain literal) */
 #define VKSHMEM_HLSL_REPLY_BINDING 18
+#define VKSHMEM_HLSL_HEAD_BINDING 19
 #define VKSHMEM_HLSL_NO_SLOT 0xffffffffu /* hlsl map entry of a heap without bindings */
 
 /* A power of two. Its payload (RING_SLOTS * RING_PAYLOAD_BYTES) bounds what is in flight between

@@ -84,6 +84,7 @@ private:
     DeviceMemory cmd_block_;
     DeviceMemory teams_local_; // the team records again, device-local (state.teams_local)
     DeviceMemory mirror_;      // the state, peer table and ring layout again, device-local
+    DeviceMemory head_;        // the same for the HLSL library (offsets as in block_), then the heap map
     char* teams_base_ = nullptr;
     char* cmd_base_ = nullptr;
     char* ans_ = nullptr;

@@ -14,13 +14,14 @@ namespace vkshmem {
 
 Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevice& dev, VkBuffer state,
                                                                      std::size_t state_bytes, Heap answers,
-                                                                     Heap mailbox, Heap reply,
+                                                                     Heap mailbox, Heap reply, Heap head,
                                                                      const std::vector<Heap>& heaps, int my_pe) {
     std::unique_ptr<ShaderDescriptors> s(new ShaderDescriptors(dev));
     VkDevice d = dev.device();
     constexpr std::uint32_t kHeapEnd = 1 + VKSHMEM_HLSL_HEAP_BINDINGS; // bindings below it: state, answers, heaps
-    static_assert(VKSHMEM_HLSL_MAILBOX_BINDING == kHeapEnd && VKSHMEM_HLSL_REPLY_BINDING == kHeapEnd + 1);
-    constexpr std::uint32_t kBindings = kHeapEnd + 2;
+    static_assert(VKSHMEM_HLSL_MAILBOX_BINDING == kHeapEnd && VKSHMEM_HLSL_REPLY_BINDING == kHeapEnd + 1 &&
+                  VKSHMEM_HLSL_HEAD_BINDING == kHeapEnd + 2);
+    constexpr std::uint32_t kBindings = kHeapEnd + 3;
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(dev.physical(), &props);
     if (props.limits.maxPerStageDescriptorStorageBuffers < kBindings)
@@ -67,6 +68,7 @@ Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevic
         infos[VKSHMEM_HLSL_MAILBOX_BINDING] = {mailbox.buffer, mailbox.offset, mailbox.size};
         infos[VKSHMEM_HLSL_REPLY_BINDING] = {reply.buffer, reply.offset, reply.size};
     }
+    if (head.buffer) infos[VKSHMEM_HLSL_HEAD_BINDING] = {head.buffer, head.offset, head.size};
 
     std::vector<VkDescriptorSetLayoutBinding> bindings(kBindings);
     for (std::uint32_t b = 0; b < kBindings; ++b)

@@ -29,9 +29,10 @@ public:
     // other PEs' in the order my_pe + 1, my_pe + 2, ... while bindings last.
     // `answers` is bound at VKSHMEM_HLSL_ANSWERS_BINDING, `mailbox` and
     // `reply` (this PE's AMO mailbox) at VKSHMEM_HLSL_MAILBOX_BINDING and
-    // VKSHMEM_HLSL_REPLY_BINDING (`state` again where null).
+    // VKSHMEM_HLSL_REPLY_BINDING, `head` (the copy of the state block's head) at
+    // VKSHMEM_HLSL_HEAD_BINDING (`state` again where null).
     static Result<std::unique_ptr<ShaderDescriptors>> create(VulkanDevice& dev, VkBuffer state, std::size_t state_bytes,
-                                                             Heap answers, Heap mailbox, Heap reply,
+                                                             Heap answers, Heap mailbox, Heap reply, Heap head,
                                                              const std::vector<Heap>& heaps, int my_pe);
     ~ShaderDescriptors();
     VkDescriptorSetLayout layout() const { return layout_; }

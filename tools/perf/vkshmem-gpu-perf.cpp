@@ -266,8 +266,11 @@ int main(int argc, char** argv) {
             row_gbps("HLSL shader putmem_wg into the peer's device heap", hlsl_gbps, copy_gbps);
             if (diag) {
                 hp.bytes = 0;
-                std::printf("  diag: 1024 workgroups: HLSL setup, empty putmem_wg, quiet %9.1f us\n",
-                            time_dispatch(hput, 1024, hp, reps) * 1e6);
+                for (std::uint32_t g : {1u, 132u, 1024u, 4096u}) {
+                    hp.pad = g;
+                    std::printf("  diag: %4u workgroups: HLSL setup, empty putmem_wg, quiet %9.1f us\n", g,
+                                time_dispatch(hput, g, hp, reps) * 1e6);
+                }
             }
             vkshmemx_kernel_destroy(hput);
         }
@@ -296,10 +299,10 @@ int main(int argc, char** argv) {
                 std::uint32_t n16, mode, groups, pad;
             };
             k = kernel(copy_hlsl_hlsl_spv, sizeof copy_hlsl_hlsl_spv, sizeof(HlslCopyPush));
-            {
-                const HlslCopyPush none{cp.dst, cp.src, 0, 0, 1024, 0};
-                std::printf("  diag: 1024 workgroups: HLSL vkshmem_init, no mailbox code %9.1f us\n",
-                            time_dispatch(k, 1024, none, reps) * 1e6);
+            for (std::uint32_t g : {1u, 132u, 1024u, 4096u}) {
+                const HlslCopyPush none{cp.dst, cp.src, 0, 0, g, 0};
+                std::printf("  diag: %4u workgroups: HLSL vkshmem_init, no mailbox code %9.1f us\n", g,
+                            time_dispatch(k, g, none, reps) * 1e6);
             }
             for (std::uint32_t mode : {0u, 1u, 2u}) {
                 const HlslCopyPush hp{cp.dst, cp.src, cp.n, mode, 1024, 0};
