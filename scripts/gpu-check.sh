@@ -21,7 +21,8 @@
 #                               per GPU); default: all
 #                               GPU_CHECK_PROGRAMS="spmd_rma shader_amo ..."
 #                               limits tests and am to those programs,
-#                               GPU_CHECK_PES="1 2" tests to those PE counts
+#                               GPU_CHECK_PES="1 2" tests and cg to those PE
+#                               counts; GPU_CHECK_OUT=DIR keeps the logs there
 #
 # The GPU machine has Open MPI, PMIx and fmt but no Vulkan loader: .gl/ holds
 # Debian's libvulkan1 package, unpacked there before anything runs.
@@ -60,7 +61,8 @@ run)
     # As CTest gives the shader tests: a first compile of an HLSL test kernel takes up to a minute.
     export SPMD_TEST_TIMEOUT=${SPMD_TEST_TIMEOUT:-600}
     bin=$root/.gpu/bin
-    out=$(mktemp -d)
+    out=${GPU_CHECK_OUT:-$(mktemp -d)}
+    mkdir -p "$out"
     echo "== machine"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
     grep -m1 "model name" /proc/cpuinfo; nproc
     echo "== vkshmem-info"
@@ -161,7 +163,7 @@ run)
         done
     fi
     if want cg; then
-        for np in 1 2 3 4; do
+        for np in ${GPU_CHECK_PES:-1 2 3 4}; do
             echo "== examples/cg, 4096 x 4096, at $np PE(s)"
             VKSHMEM_DEVICE_HEAP_SIZE=2G timeout 300 "$bin/oshrun" -np $np -x LD_LIBRARY_PATH "$bin/cg" --nx 4096 \
                 --ny 4096 --iters 200 --png-solution "$out/cg_solution.png" --png-residual "$out/cg_residual.png" --profile ||

@@ -157,13 +157,15 @@ inline const char* why_not_concurrent() {
 }
 
 // Whether a shader of this PE addresses `pe`'s objects in space `s` directly (vkshmem_ptr is not
-// 0): not through the proxy, and the memory mapped on this device. Collective the first time.
+// 0): not through the proxy, and the memory mapped on this device. The host heap of a PE on
+// another GPU goes through the proxy too (shaders/README.md, "Routes"). Collective the first time.
 inline bool shader_reaches(spmd::Space s, int pe) {
     (void)device_of(); // collective the first time: not behind a condition
     if (force_proxy()) return false;
     if (pe == spmd::me()) return true;
     if (!spmd::same_node(pe)) return false;
-    return s == spmd::Space::Host || (!device_heaps_unshared() && same_device(pe));
+    if (s == spmd::Space::Host) return same_device(pe) || !on_gpu();
+    return !device_heaps_unshared() && same_device(pe);
 }
 
 // One embedded test kernel (the <target>_kernels.hpp of each test program lists them).
