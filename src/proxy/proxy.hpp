@@ -30,10 +30,19 @@ public:
     static Result<std::unique_ptr<Proxy>> create(const Config& cfg, VulkanDevice& dev, SymmetricMemory& mem);
     ~Proxy();
 
-    std::uint64_t state_address() const { return mirror_.mapped ? mirror_.address : block_.address; }
+    // The accessors through which shaders come to reach this block (the state's address, the
+    // queue-ordered operations' block, a team's record, the descriptor set) note that they may:
+    // until then no shader can publish a request, and the idle thread need not look for one.
+    std::uint64_t state_address() {
+        shaders_may_run();
+        return mirror_.mapped ? mirror_.address : block_.address;
+    }
     // The state block of the queue-ordered operations (vkshmemx_cmd_*): the same but for its
     // error fields, which the thread watches and reports (ending the job), as no call returns them.
-    std::uint64_t cmd_state_address() const { return cmd_block_.address; }
+    std::uint64_t cmd_state_address() {
+        shaders_may_run();
+        return cmd_block_.address;
+    }
     // What a device-side error code (VKSHMEM_ERR_*) means, for messages.
     static const char* device_error_text(std::uint32_t code);
     // While a dispatch runs the thread polls without sleeping; the start of
@@ -51,13 +60,22 @@ public:
     void publish_team(int slot, int me, const std::vector<int>& members, std::uint64_t sync, std::uint64_t scratch,
                       std::uint32_t scratch_bytes);
     void retire_team(int slot);
-    std::uint64_t team_address(int slot) const;
+    std::uint64_t team_address(int slot);
     // The HLSL device library's descriptor set over this block and the heaps.
-    const ShaderDescriptors* descriptors() const { return descriptors_.get(); }
+    const ShaderDescriptors* descriptors() {
+        shaders_may_run();
+        return descriptors_.get();
+    }
 
 private:
     Proxy(VulkanDevice& dev, SymmetricMemory& mem) : dev_(dev), mem_(mem), inbox_(dev, mem) {}
     void run();
+    // The first time: from now on the idle thread looks at the ring every millisecond (kernels
+    // the application submits itself announce nothing); it is woken to begin at once.
+    void shaders_may_run() {
+        if (!shaders_.load(std::memory_order_relaxed) && !shaders_.exchange(true, std::memory_order_acq_rel))
+            inbox_.wake();
+    }
     bool serve_one();
     // Completes the puts served since the last call (posted non-blocking) and publishes their
     // tickets as completed.
@@ -115,6 +133,7 @@ private:
     std::uint32_t completed_ = 0; // the tickets last published as completed
     std::atomic<bool> stop_{false};
     std::atomic<int> active_{0};
+    std::atomic<bool> shaders_{false}; // shaders_may_run() was called
     std::atomic<std::uint64_t> served_{0};
     // For the debug report of a dispatch (dispatch_end): when it began, the
     // count then, and when the thread last served a request.
