@@ -114,9 +114,8 @@ public:
         return quiet();
     }
     // Carries out what arrived, if no other thread is at it (a PE's waits
-    // call this; a transport's own thread does it otherwise). Whether anything
-    // was: a wait that sees peers' requests keep coming spins on (wait.hpp).
-    virtual bool progress() = 0;
+    // call this; a transport's own thread does it otherwise).
+    virtual void progress() = 0;
     // A PE's wait that naps: returns when something arrived for this PE (carried out, where the
     // transport can tell) or after `ns`. Sleeping on the transport's events rather than a timer
     // lets a waiter answer a peer at once, also when other programs hold the CPUs.

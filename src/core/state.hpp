@@ -42,7 +42,7 @@ struct FastState {
     long proxy_nap_ns = 0;
     // Set while a network transport runs: progresses it from a PE's waits,
     // so incoming operations need no thread wake-up (wait.hpp).
-    bool (*net_progress)() = nullptr; // whether it carried anything out
+    void (*net_progress)() = nullptr;
     // And sleeps on it (Transport::nap): a napping wait wakes when something arrives.
     void (*net_nap)(long ns) = nullptr;
     // Some space of this PE has no CPU mapping (a GPU's shared device heap):

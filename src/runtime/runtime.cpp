@@ -267,7 +267,7 @@ Result<void> Runtime::start_network() {
         if (!net_->reach(pe, kDeviceHeap) && net_->reach(pe, kHostHeap) && g_state.space[kDeviceHeap].size)
             memory_->set_route(pe, kDeviceHeap, Route::Proxy);
     }
-    g_state.net_progress = [] { return g_runtime->network()->progress(); };
+    g_state.net_progress = [] { g_runtime->network()->progress(); };
     g_state.net_nap = [](long ns) { g_runtime->network()->nap(ns); };
     net_reason_ = fmt::format("{}: {}; {} of {} PEs reached through it{}", net_->name(), net_->describe(),
                               std::count(remote.begin(), remote.end(), true), n,

@@ -219,12 +219,12 @@ public:
     // Ordering by completion: posted operations complete in any order (FI_ORDER_NONE).
     Result<void> fence_on(Domain* d) override { return quiet_on(d); }
     Result<void> quiet_on(Domain* d) override;
-    bool progress() override {
+    void progress() override {
         app_active_.store(true, std::memory_order_relaxed);
         std::unique_lock lk(mu_, std::try_to_lock);
-        if (!lk.owns_lock()) return false;
+        if (!lk.owns_lock()) return;
         send_batches(main_); // a PE that waits sends what it gathered
-        return progress_locked(main_);
+        progress_locked(main_);
     }
     std::string describe() const override { return desc_; }
 
@@ -252,8 +252,7 @@ private:
     void finished(fi_context2* ctx, std::string error);
     // The memory descriptor of a local buffer inside a registered segment (null otherwise).
     void* local_desc(const void* p, std::size_t n) const;
-    // Whether it read any completion (an incoming request's too).
-    bool progress_locked(Lane& l);
+    void progress_locked(Lane& l);
     void close_lane(Lane& l);
     void serve(const AmoMsg& m);
     // Batches: what arrived (under mu_); sending l's batches to pe, or to every PE (under l's
@@ -613,12 +612,11 @@ void Ofi::post_deferred(Lane& l) {
     }
 }
 
-bool Ofi::progress_locked(Lane& l) {
+void Ofi::progress_locked(Lane& l) {
     // The provider's progress carries out remote PEs' operations, and serve() their atomics
     // (which come to the main lane only).
     [[maybe_unused]] ForPeers peers; // core/tsan.hpp
     std::array<fi_cq_entry, 16> done;
-    bool any = false;
     if (!l.deferred.empty()) post_deferred(l);
     // Bounded: under a stream of incoming atomics the queue may never drain, and the caller
     // holds the lane's mutex, which the other threads need to post and complete their own
@@ -640,7 +638,6 @@ bool Ofi::progress_locked(Lane& l) {
             continue;
         }
         if (got <= 0) break;
-        any = true;
         // A short read drained the queue: another fi_cq_read would only run
         // the provider's progress again (on tcp;ofi_rxm a poll and a read of
         // its wake-up socket), which cost 15% of a put's round trip.
@@ -667,7 +664,6 @@ bool Ofi::progress_locked(Lane& l) {
         if (drained) break;
     }
     if (&l == &main_) send_queued();
-    return any;
 }
 
 void Ofi::send_queued() {

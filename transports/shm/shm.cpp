@@ -105,7 +105,7 @@ public:
         return {};
     }
     Result<void> quiet() override { return fence(); }
-    bool progress() override { return false; }
+    void progress() override {}
     std::string describe() const override { return "shared memory: peers' symmetric spaces mapped into this process"; }
 
 private:

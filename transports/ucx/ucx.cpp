@@ -270,12 +270,12 @@ public:
     void close_domain(Domain* d) override;
     Result<void> fence_on(Domain* d) override;
     Result<void> quiet_on(Domain* d) override;
-    bool progress() override {
+    void progress() override {
         main_.app_ns.store(now_ns(), std::memory_order_relaxed);
         std::unique_lock lk(main_.mu, std::try_to_lock);
-        if (!lk.owns_lock()) return false;
+        if (!lk.owns_lock()) return;
         send_batches(main_); // a PE that waits sends what it gathered
-        return progress_worker(main_) != 0;
+        progress_worker(main_);
     }
     void nap(long ns) override;
     std::string describe() const override { return desc_; }
