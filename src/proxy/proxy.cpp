@@ -411,9 +411,9 @@ void Proxy::run() {
             else proxy_pause();
         } else {
             // Before any shader can run (a host-only program) only a peer's message, which
-            // rings the doorbell, brings work: a wake-up every millisecond took the core from a
-            // spinning PE each time (blocking 8-byte gets over UCX tcp, 2 PEs on 2 CPUs: about
-            // 0.4 us each).
+            // rings the doorbell, brings work. A wake-up every millisecond took the core from a
+            // spinning PE each time where PEs fill the CPUs (blocking 8-byte gets over UCX tcp,
+            // 2 PEs on 2 CPUs, medians of 6 alternated runs: 11.15 us, 11.35 with them).
             inbox_.sleep(remote || shaders_.load(std::memory_order_acquire) ? nap_us : kHostOnlyNapUs, active_);
         }
     }
