@@ -414,7 +414,7 @@ void Proxy::run() {
             // rings the doorbell, brings work. A wake-up every millisecond took the core from a
             // spinning PE each time where PEs fill the CPUs (blocking 8-byte gets over UCX tcp,
             // 2 PEs on 2 CPUs, medians of 6 alternated runs: 11.15 us, 11.35 with them).
-            inbox_.sleep(remote || shaders_.load(std::memory_order_acquire) ? nap_us : kHostOnlyNapUs, active_);
+            inbox_.sleep(nap_us, active_, shaders_, remote ? nap_us : kHostOnlyNapUs);
         }
     }
     settle();

@@ -275,9 +275,10 @@ bool Inbox::device_copy(const AmSlot& m) {
     return true;
 }
 
-void Inbox::sleep(int us, const std::atomic<int>& busy) {
+void Inbox::sleep(int us, const std::atomic<int>& busy, const std::atomic<bool>& soon, int long_us) {
     AmInbox& in = area(g_state.my_pe)->inbox;
     const std::uint32_t bell = ref(in.doorbell).load(std::memory_order_acquire);
+    if (!soon.load(std::memory_order_acquire)) us = long_us;
     ref(in.sleeping).store(1, std::memory_order_seq_cst);
     const bool pending =
         ref(in.slots[next_ % kAmSlots].state).load(std::memory_order_seq_cst) == next_ / kAmSlots * 2 + 1;

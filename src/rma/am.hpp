@@ -82,7 +82,9 @@ public:
     // Sleeps up to `us` microseconds or until a message or wake() arrives
     // (not one sent over the network: those are found when it wakes); not at
     // all when `busy` is already nonzero (the waker raises it before wake()).
-    void sleep(int us, const std::atomic<int>& busy);
+    // Up to `long_us` instead while `soon` is false, read after the doorbell,
+    // so that a wake() after setting it is not missed.
+    void sleep(int us, const std::atomic<int>& busy, const std::atomic<bool>& soon, int long_us);
     // Wakes the thread in sleep() (any thread; cheap when none sleeps).
     void wake();
     // Makes the calling thread this inbox's server (Sender uses its channel).
