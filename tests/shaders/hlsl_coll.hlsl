@@ -20,9 +20,16 @@
 // faster than the code (HLSL more so than GLSL: every memory access is a chain over the bindings);
 // cold, on one CPU beside other work: one collective about 3 s, two 6-18 s, four about 60 s.
 // On one GPU or lavapipe no collective waits for an atomic a host posts, so the kernels leave out
-// the AMO mailbox serving, which lavapipe compiles into every wait before it drops it (across GPUs
-// the arrivals are such atomics: test_hlsl_coll.cpp skips these kernels there).
+// the AMO mailbox serving, which lavapipe compiles into every wait before it drops it. Across GPUs
+// the arrivals are such atomics: there test_hlsl_coll.cpp runs SYNC_MB and MEM_MB, SYNC and MEM
+// with the mailbox serving.
+#if defined(VARIANT_SYNC_MB)
+#define VARIANT_SYNC
+#elif defined(VARIANT_MEM_MB)
+#define VARIANT_MEM
+#else
 #define VKSHMEM_HLSL_NO_MAILBOX
+#endif
 #include "vkshmem.hlsl"
 
 struct Push {
