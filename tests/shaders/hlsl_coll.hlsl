@@ -21,12 +21,16 @@
 // cold, on one CPU beside other work: one collective about 3 s, two 6-18 s, four about 60 s.
 // On one GPU or lavapipe no collective waits for an atomic a host posts, so the kernels leave out
 // the AMO mailbox serving, which lavapipe compiles into every wait before it drops it. Across GPUs
-// the arrivals are such atomics: there test_hlsl_coll.cpp runs SYNC_MB and MEM_MB, SYNC and MEM
-// with the mailbox serving.
+// the arrivals are such atomics: there test_hlsl_coll.cpp runs the *_MB kernels, each the kernel
+// of its name with the mailbox serving.
 #if defined(VARIANT_SYNC_MB)
 #define VARIANT_SYNC
 #elif defined(VARIANT_MEM_MB)
 #define VARIANT_MEM
+#elif defined(VARIANT_TYPED_MB)
+#define VARIANT_TYPED
+#elif defined(VARIANT_RED_MB)
+#define VARIANT_RED
 #else
 #define VKSHMEM_HLSL_NO_MAILBOX
 #endif

@@ -21,30 +21,20 @@ namespace {
 using namespace coll_test;
 
 // hlsl_coll.hlsl's kernels leave out the AMO mailbox serving (VKSHMEM_HLSL_NO_MAILBOX), which
-// collectives among PEs on different GPUs need (shaders/README.md). There the SYNC and MEM cases
-// run its SYNC_MB and MEM_MB kernels, which serve it (the names kernel() gives), and the TYPED and
-// RED cases, which have no such kernels, are skipped (`with_mailbox`: the case has them).
-bool skip_hlsl_here(bool with_mailbox) {
-    if (skip_here()) return true;
-    const bool several = on_several_gpus(); // collective the first time: not behind a condition
-    if (with_mailbox || !several) return false;
-    report("skipped the typed HLSL collectives and reductions: PEs on several GPUs need the AMO mailbox serving, "
-           "which their test kernels leave out (VKSHMEM_HLSL_NO_MAILBOX)");
-    return true;
-}
-
-// The kernel of `variant` ("sync" or "mem") and chunk: the one with the AMO mailbox serving where
-// PEs are on several GPUs.
-std::string kernel(const char* variant, int chunk) {
+// collectives among PEs on different GPUs need (shaders/README.md). There every case runs the
+// kernel's *_MB twin, which serves it. The kernel of `variant` ("sync", "mem", "typed" or "red")
+// and chunk; every PE calls this first in each case, as on_several_gpus() is collective the first
+// time.
+std::string kernel(const char* variant, std::size_t chunk) {
     return std::string("hlsl_coll_") + variant + (on_several_gpus() ? "_mb_" : "_") + std::to_string(chunk);
 }
 
 TEST_CASE("HLSL: barrier and sync rounds on SHMEM_TEAM_WORLD and a split team", "[hlsl][sync]") {
-    if (skip_hlsl_here(true)) return;
+    if (skip_here()) return;
     const Teams teams;
     // hlsl_coll.hlsl: the workgroup forms (even modes) in chunk 0, the thread forms in chunk 1
     for (int chunk = 0; chunk < 2; ++chunk) {
-        const auto kp = warm(kernel("sync", chunk));
+        const auto kp = warm(kernel("sync", static_cast<std::size_t>(chunk)));
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s));
             if (s == Space::Host && on_gpu() && (force_proxy() || on_several_gpus())) {
@@ -60,12 +50,12 @@ TEST_CASE("HLSL: barrier and sync rounds on SHMEM_TEAM_WORLD and a split team", 
 }
 
 TEST_CASE("HLSL: broadcastmem, collectmem, fcollectmem, alltoallmem back to back", "[hlsl][mem]") {
-    if (skip_hlsl_here(true)) return;
+    if (skip_here()) return;
     const Teams teams;
     // hlsl_coll.hlsl's MEM kernels: one collective in one form each
     for (Op op : {kBroadcast, kCollect, kFcollect, kAlltoall})
         for (bool wg : {false, true}) {
-            const auto kp = warm(kernel("mem", 2 * op + (wg ? 1 : 0)));
+            const auto kp = warm(kernel("mem", 2 * op + (wg ? 1u : 0u)));
             for (Space s : kSpaces) {
                 INFO("space: " << spmd::name(s) << ", shmem_" << kOpName[op] << "mem" << (wg ? "_wg" : ""));
                 std::vector<XferSpec> specs;
@@ -76,13 +66,13 @@ TEST_CASE("HLSL: broadcastmem, collectmem, fcollectmem, alltoallmem back to back
 }
 
 TEST_CASE("HLSL: typed broadcast, collect, fcollect, alltoall", "[hlsl][typed]") {
-    if (skip_hlsl_here(false)) return;
+    if (skip_here()) return;
     const Teams teams;
     // hlsl_coll.hlsl's TYPED kernels: short_broadcast, int_collect_wg, long_fcollect, float_alltoall_wg
     static const std::size_t kElem[4] = {sizeof(short), sizeof(int), sizeof(long), sizeof(float)};
     static const bool kWg[4] = {false, true, false, true};
     for (Op op : {kBroadcast, kCollect, kFcollect, kAlltoall}) {
-        const auto kp = warm("hlsl_coll_typed_" + std::to_string(op));
+        const auto kp = warm(kernel("typed", op));
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s) << ", kernel " << op);
             std::vector<XferSpec> specs;
@@ -109,11 +99,11 @@ const RedKernel kRedKernels[] = {
 };
 
 TEST_CASE("HLSL: sum, max, xor and prod reductions of 4- and 8-byte types", "[hlsl][reduce]") {
-    if (skip_hlsl_here(false)) return;
+    if (skip_here()) return;
     const Teams teams;
     for (std::size_t c = 0; c < std::size(kRedKernels); ++c) {
         const RedKernel& rk = kRedKernels[c];
-        const auto kp = warm("hlsl_coll_red_" + std::to_string(c));
+        const auto kp = warm(kernel("red", c));
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s) << ", " << kRedName[rk.op] << "_reduce");
             std::vector<RedSpec> ones;
