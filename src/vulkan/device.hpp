@@ -157,8 +157,9 @@ public:
     public:
         static constexpr int kDepth = 8;
         ~CopyStream();
+        // `host_reads`: the CPU reads dst (a host heap): the batch ends with a barrier for it.
         void add(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src, std::size_t src_off,
-                 std::size_t n);
+                 std::size_t n, bool host_reads = false);
         // Bytes recorded into the open batch.
         std::size_t open_bytes() const { return open_bytes_; }
         // Submits the open batch (first waiting for the oldest while kDepth run); returns its
@@ -179,6 +180,7 @@ public:
         Slot slots_[kDepth];
         int open_ = -1; // the slot being recorded
         std::size_t open_bytes_ = 0;
+        bool open_host_reads_ = false;
         std::uint64_t submitted_ = 0, done_ = 0;
         CopyRegions regions_;
     };
