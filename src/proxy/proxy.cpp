@@ -578,7 +578,7 @@ bool Proxy::put_by_copy(int pe, char* target, char* payload, std::size_t n) {
     // (kStreamHostFrom): copied by this thread they set the pace (an H200, 64 MiB into this PE's
     // host heap: the proxy busy for 90-97 % of the dispatch at 6.6 GB/s), where a copy engine runs
     // beside it. Short runs stay CPU copies: at 16 MiB, whose runs are mostly of 1-2 pieces,
-    // streaming them all cost a quarter of the rate (8.4-10 GB/s against 6.6).
+    // streaming every piece cost a third of the rate (4.5-6.7 GB/s against 7.7-10).
     // Not on a CPU device, whose copies this CPU would make all the same, nor into the host heap of
     // a PE on another GPU (as for its shaders, which do not reach it directly either).
     const int s = space_of(target);

@@ -86,8 +86,8 @@ private:
     // nbi: a put may still be in flight when it returns (until settle()).
     void execute(const void* request, char* payload, bool nbi = false);
     // Posts a put of `n` payload bytes to `target` on `pe` as a device copy from the ring, where
-    // only device copies reach it, or where it is a full piece into a host heap this GPU has
-    // imported; false otherwise.
+    // only device copies reach it, or where it is a long run of a bulk put into a host heap this
+    // GPU has imported; false otherwise.
     bool put_by_copy(int pe, char* target, char* payload, std::size_t n);
     // The host address of the symmetric object at device address `addr` of this PE.
     char* host_address(std::uint64_t addr, const char* call) const;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
 // A private pipeline of copy batches (VulkanDevice::CopyStream): the proxy's
-// puts into heaps that only device copies reach, and its bulk puts into host heaps. Waiting for each batch
-// before serving more left the copy engine idle while the proxy waited and
-// the shaders idle while the ring was full; with batches in flight the
-// proxy keeps serving and completes tickets as their batch finishes.
+// puts into heaps that only device copies reach, and its bulk puts into host
+// heaps. Waiting for each batch before serving more left the copy engine idle
+// while the proxy waited and the shaders idle while the ring was full; with
+// batches in flight the proxy keeps serving and completes tickets as their
+// batch finishes.
 #include "vulkan/device.hpp"
 
 #include <fmt/format.h>
