@@ -80,11 +80,7 @@ Result<void> VulkanDevice::ensure_amo_pipeline() {
     vkCmdBindPipeline(amo_.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, amo_pipeline_);
     vkCmdPushConstants(amo_.cmd, amo_layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
     vkCmdDispatch(amo_.cmd, 1, 1, 1);
-    VkMemoryBarrier bar{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    bar.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    bar.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(amo_.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &bar, 0,
-                         nullptr, 0, nullptr);
+    barrier_for_host_reads(amo_.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);
     if ((r = vkEndCommandBuffer(amo_.cmd)) != VK_SUCCESS)
         return make_error(fmt::format("recording the AMO sweeper: {}", vk_result_name(r)), r);
     return {};

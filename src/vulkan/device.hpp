@@ -40,6 +40,10 @@ struct DeviceReport {
 // own instance. `error` gets why enumeration failed (no loader, no ICD).
 std::vector<DeviceReport> enumerate_devices(std::string* error);
 
+// Records into `cmd` a barrier that makes what `stage` wrote through `access` visible to host
+// reads once the submission is complete (transfer.cpp).
+void barrier_for_host_reads(VkCommandBuffer cmd, VkPipelineStageFlags stage, VkAccessFlags access);
+
 struct DeviceMemory {
     VkDeviceMemory memory = VK_NULL_HANDLE;
     VkBuffer buffer = VK_NULL_HANDLE; // spans the whole allocation (copies, device address)

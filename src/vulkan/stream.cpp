@@ -67,11 +67,7 @@ Result<std::uint64_t> VulkanDevice::CopyStream::submit() {
         // What the copies wrote, visible to host reads. Only where a host heap is among the
         // targets: in every batch, it added 2-3 us to the proxy's 8-byte put round trip into a
         // same-GPU peer's device heap (an H200: 20-23 us against 18-20).
-        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-        mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-        mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-        vkCmdPipelineBarrier(s.sub.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
-                             nullptr, 0, nullptr);
+        barrier_for_host_reads(s.sub.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     }
     vkEndCommandBuffer(s.sub.cmd);
     open_ = -1;

@@ -132,6 +132,13 @@ VkResult VulkanDevice::wait_fence(VkFence fence) {
     return r;
 }
 
+void barrier_for_host_reads(VkCommandBuffer cmd, VkPipelineStageFlags stage, VkAccessFlags access) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = access;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(cmd, stage, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
 Result<void> VulkanDevice::settle_copy() {
     if (!copy_pending_) return {};
     copy_pending_ = false;
@@ -147,12 +154,7 @@ Result<void> VulkanDevice::submit_copy(VkBuffer dst, std::size_t dst_off, VkBuff
     begin_copy();
     VkBufferCopy region{src_off, dst_off, n};
     vkCmdCopyBuffer(copy_.cmd, src, dst, 1, &region);
-    // What the copy wrote, visible to host reads.
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(copy_.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr,
-                         0, nullptr);
+    barrier_for_host_reads(copy_.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     auto r = submit_copy_cmd();
     if (r) r = settle_copy();
     if (!r) return make_error(fmt::format("device copy of {} bytes: {}", n, r.error().message), r.error().vk_result);
