@@ -48,14 +48,13 @@ function(vkshmem_add_shaders target)
     set(spv ${ARG_OUTPUT_DIR}/${name}.spv)
     set(hdr ${ARG_OUTPUT_DIR}/${ident}_spv.h)
     if(name MATCHES "\\.hlsl$")
-      # -Od: glslang's HLSL legalization inlines the library into one function
-      # (4x the SPIR-V, slower pipeline creation); its unoptimized SPIR-V is legal.
+      # -Od: the library passes no buffers to functions, so its unoptimized SPIR-V is legal.
       set(compile ${VKSHMEM_GLSLANG} -D -V -Od --target-env vulkan1.1 -S comp -e main ${includes} -o ${spv} ${abs})
       set(env vulkan1.1)
       set(depends ${hlsl_library})
     else()
-      # No -O: it inlines the device library into every call site (15x the
-      # SPIR-V, slower pipeline creation); the driver optimizes anyway.
+      # Unoptimized (glslc -O crashes on some kernels in Debian 12; shaders/README.md has what
+      # spirv-opt -O on the result changes: faster pipeline creation, 4-5x the SPIR-V).
       # -MT: the depfile must name the custom command's output (the header), or ninja rebuilds it every time.
       set(compile ${VKSHMEM_GLSLC} --target-env=vulkan1.2 -MD -MF ${spv}.d -MT ${hdr} ${includes} -o ${spv} ${abs})
       set(env vulkan1.2)
