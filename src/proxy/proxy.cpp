@@ -41,6 +41,15 @@ constexpr std::size_t kStreamHostFrom = 8 * VKSHMEM_RING_PAYLOAD_BYTES;
 std::int64_t default_wait_polls(const VulkanDevice& dev) {
     return dev.report().driver_id == VK_DRIVER_ID_MESA_LLVMPIPE ? 60000 : 1000000;
 }
+
+// The proxy's nap on a CPU device while a dispatch runs and nothing came for `idle`: an eighth of
+// that, from g_state.proxy_nap_ns (20 us) to 1 ms, so a request waits at most an eighth longer than
+// the quiet before it. The shaders share the proxy's CPUs: waking every 20 us through a lavapipe
+// compile of minutes took 40 % of a CPU from it; a shader's wait there lasts about 100 ms.
+long cpu_device_nap_ns(std::chrono::steady_clock::duration idle) {
+    const long ns = static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(idle).count() / 8);
+    return std::clamp(ns, g_state.proxy_nap_ns, 1'000'000L);
+}
 } // namespace
 
 Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& dev, SymmetricMemory& mem) {
@@ -411,6 +420,7 @@ void Proxy::run() {
         if (active_.load(std::memory_order_acquire) > 0 || !flights_.empty() ||
             std::chrono::steady_clock::now() - last < kLinger) {
             if (idle < 256) cpu_relax();
+            else if (g_state.proxy_nap_ns > 0) nap(cpu_device_nap_ns(std::chrono::steady_clock::now() - last));
             else proxy_pause();
         } else {
             // Before any shader can run (a host-only program) only a peer's message, which
