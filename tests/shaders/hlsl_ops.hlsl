@@ -7,6 +7,7 @@
 //        10 uint_p (value r.a), 11 long_p (r.a), 12 int_g -> r.dst, 13 ulong_g -> r.dst
 //   WG:  one record per workgroup: r.op 0 putmem_wg, 1 getmem_wg, 2 short_put_wg, 3 get64_wg
 //   AMO: one record per invocation on the 4-byte word r.dst of PE r.pe, operand r.a, compare r.b;
+//        chunk c takes the records of its types (below), leaving the others;
 //        the fetched value (if any) stored to r.c (local). r.type 0 int, 1 uint, 2 int32,
 //        3 uint32 (4: float for fetch/set/swap); r.op: the Kind order of test_hlsl.cpp
 //   SIG: r.op 0 putmem_signal, 1 int_put_signal_nbi, 2 put64_signal; r.b signal, r.flags sig_op,
@@ -16,7 +17,7 @@
 //        int_test/uint_test; 1 ulong_wait_until / long_test (8 bytes); 2 signal_wait_until,
 //        3 signal_fetch; results stored to r.c; 4 fence: putmem r.n bytes then fence then
 //        uint64_p of r.b to r.a then quiet; 5 my_pe, n_pes, shmem_ptr(r.src, r.pe), whether
-//        r.pe's device heap has bindings here -> r.dst
+//        r.pe's heap of r.src has bindings here -> r.dst
 //   BARRIER: every workgroup 0 of each PE: counter pc.arg0, mode rounds; each round stores
 //        its round number to (pc.arg1 + 8 * my_pe) on every PE before the barrier and checks after
 #include "vkshmem.hlsl"
@@ -115,46 +116,63 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
     int ia = asint(a), ib = asint(b);
     uint64_t d = r.dst;
     int pe = r.pe;
-    if (r.type == 0u) {
-        switch (r.op) {
-        case 0u: v = asuint(shmem_int_atomic_fetch(d, pe)); break;
-        case 1u: shmem_int_atomic_set(d, ia, pe); break;
-        case 2u: v = asuint(shmem_int_atomic_swap(d, ia, pe)); break;
-        case 3u: v = asuint(shmem_int_atomic_compare_swap(d, ib, ia, pe)); break;
-        case 4u: v = asuint(shmem_int_atomic_fetch_inc(d, pe)); break;
-        case 5u: shmem_int_atomic_inc(d, pe); break;
-        case 6u: v = asuint(shmem_int_atomic_fetch_add(d, ia, pe)); break;
-        case 7u: shmem_int_atomic_add(d, ia, pe); break;
-        }
-    } else if (r.type == 1u) {
-        switch (r.op) {
-        case 0u: v = shmem_uint_atomic_fetch(d, pe); break;
-        case 1u: shmem_uint_atomic_set(d, a, pe); break;
-        case 2u: v = shmem_uint_atomic_swap(d, a, pe); break;
-        case 3u: v = shmem_uint_atomic_compare_swap(d, b, a, pe); break;
-        case 4u: v = shmem_uint_atomic_fetch_inc(d, pe); break;
-        case 5u: shmem_uint_atomic_inc(d, pe); break;
-        case 6u: v = shmem_uint_atomic_fetch_add(d, a, pe); break;
-        case 7u: shmem_uint_atomic_add(d, a, pe); break;
-        case 8u: v = shmem_uint_atomic_fetch_and(d, a, pe); break;
-        case 9u: shmem_uint_atomic_and(d, a, pe); break;
-        case 10u: v = shmem_uint_atomic_fetch_or(d, a, pe); break;
-        case 11u: shmem_uint_atomic_or(d, a, pe); break;
-        case 12u: v = shmem_uint_atomic_fetch_xor(d, a, pe); break;
-        case 13u: shmem_uint_atomic_xor(d, a, pe); break;
-        }
-    } else if (r.type == 2u) {
-        switch (r.op) {
-        case 0u: v = asuint(shmem_int32_atomic_fetch(d, pe)); break;
-        case 3u: v = asuint(shmem_int32_atomic_compare_swap(d, ib, ia, pe)); break;
-        case 8u: v = asuint(shmem_int32_atomic_fetch_and(d, ia, pe)); break;
-        case 9u: shmem_int32_atomic_and(d, ia, pe); break;
-        case 10u: v = asuint(shmem_int32_atomic_fetch_or(d, ia, pe)); break;
-        case 11u: shmem_int32_atomic_or(d, ia, pe); break;
-        case 12u: v = asuint(shmem_int32_atomic_fetch_xor(d, ia, pe)); break;
-        case 13u: shmem_int32_atomic_xor(d, ia, pe); break;
-        }
-    } else if (r.type == 3u) {
+    /* chunks by type (lavapipe's compile time grows faster than the kernel): 0 int, 1 and 2 uint
+     * (op below 7, from 7), 3 int32, 4 uint32 and float; records of other chunks are left alone */
+#if CHUNK == 0
+    if (r.type != 0u) return;
+#elif CHUNK == 1
+    if (r.type != 1u || r.op >= 7u) return;
+#elif CHUNK == 2
+    if (r.type != 1u || r.op < 7u) return;
+#elif CHUNK == 3
+    if (r.type != 2u) return;
+#else
+    if (r.type < 3u) return;
+#endif
+#if CHUNK == 0
+    switch (r.op) {
+    case 0u: v = asuint(shmem_int_atomic_fetch(d, pe)); break;
+    case 1u: shmem_int_atomic_set(d, ia, pe); break;
+    case 2u: v = asuint(shmem_int_atomic_swap(d, ia, pe)); break;
+    case 3u: v = asuint(shmem_int_atomic_compare_swap(d, ib, ia, pe)); break;
+    case 4u: v = asuint(shmem_int_atomic_fetch_inc(d, pe)); break;
+    case 5u: shmem_int_atomic_inc(d, pe); break;
+    case 6u: v = asuint(shmem_int_atomic_fetch_add(d, ia, pe)); break;
+    case 7u: shmem_int_atomic_add(d, ia, pe); break;
+    }
+#elif CHUNK == 1
+    switch (r.op) {
+    case 0u: v = shmem_uint_atomic_fetch(d, pe); break;
+    case 1u: shmem_uint_atomic_set(d, a, pe); break;
+    case 2u: v = shmem_uint_atomic_swap(d, a, pe); break;
+    case 3u: v = shmem_uint_atomic_compare_swap(d, b, a, pe); break;
+    case 4u: v = shmem_uint_atomic_fetch_inc(d, pe); break;
+    case 5u: shmem_uint_atomic_inc(d, pe); break;
+    case 6u: v = shmem_uint_atomic_fetch_add(d, a, pe); break;
+    }
+#elif CHUNK == 2
+    switch (r.op) {
+    case 7u: shmem_uint_atomic_add(d, a, pe); break;
+    case 8u: v = shmem_uint_atomic_fetch_and(d, a, pe); break;
+    case 9u: shmem_uint_atomic_and(d, a, pe); break;
+    case 10u: v = shmem_uint_atomic_fetch_or(d, a, pe); break;
+    case 11u: shmem_uint_atomic_or(d, a, pe); break;
+    case 12u: v = shmem_uint_atomic_fetch_xor(d, a, pe); break;
+    case 13u: shmem_uint_atomic_xor(d, a, pe); break;
+    }
+#elif CHUNK == 3
+    switch (r.op) {
+    case 0u: v = asuint(shmem_int32_atomic_fetch(d, pe)); break;
+    case 3u: v = asuint(shmem_int32_atomic_compare_swap(d, ib, ia, pe)); break;
+    case 8u: v = asuint(shmem_int32_atomic_fetch_and(d, ia, pe)); break;
+    case 9u: shmem_int32_atomic_and(d, ia, pe); break;
+    case 10u: v = asuint(shmem_int32_atomic_fetch_or(d, ia, pe)); break;
+    case 11u: shmem_int32_atomic_or(d, ia, pe); break;
+    case 12u: v = asuint(shmem_int32_atomic_fetch_xor(d, ia, pe)); break;
+    case 13u: shmem_int32_atomic_xor(d, ia, pe); break;
+    }
+#else
+    if (r.type == 3u) {
         switch (r.op) {
         case 4u: v = shmem_uint32_atomic_fetch_inc(d, pe); break;
         case 6u: v = shmem_uint32_atomic_fetch_add(d, a, pe); break;
@@ -168,6 +186,7 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
         case 2u: v = asuint(shmem_float_atomic_swap(d, asfloat(a), pe)); break;
         }
     }
+#endif
     vkshmemx_store32(r.c, v);
 #elif defined(VARIANT_SIG)
     if (r.op == 0u) shmem_putmem_signal(r.dst, r.src, r.n, r.a, r.b, int(r.flags), r.pe);
@@ -196,8 +215,12 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
         vkshmemx_store64(r.dst, vkshmem_u64_(uint(shmem_my_pe())));
         vkshmemx_store64(r.dst + 8u, uint(shmem_n_pes()));
         vkshmemx_store64(r.dst + 16u, shmem_ptr(r.src, r.pe));
-        /* (white-box) whether r.pe's device heap has bindings here: its mailbox atomics are served */
-        vkshmemx_store64(r.dst + 24u, vkshmem_u64_(vkshmem_first_binding_(r.pe, 1u) != 0u ? 1u : 0u));
+        /* (white-box) whether r.pe's heap of r.src has bindings here (a device heap's: its mailbox
+         * atomics are served) */
+        uint sp = 1u;
+        uint64_t so = 0u;
+        if (!vkshmem_heap_of_(r.src, 1u, sp, so)) sp = 1u;
+        vkshmemx_store64(r.dst + 24u, vkshmem_u64_(vkshmem_first_binding_(r.pe, sp) != 0u ? 1u : 0u));
     }
 #endif
 #endif
