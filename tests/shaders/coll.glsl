@@ -16,9 +16,10 @@
 //   TYPED: the same with r.n elements of one type per r.op: chunk 0 short broadcast, int
 //          collect_wg, long fcollect, float alltoall_wg; chunk 1 char broadcast_wg, double
 //          collect, uint64 fcollect_wg, int16 alltoall.
-//   RED:   records: r.type a kind of the reduction table of operation CHUNK (0 and, 1 or, 2 xor,
-//          3 max, 4 min, 5 sum, 6 prod), r.n elements; kind i in the _wg form when CHUNK + i is
-//          odd, else the thread form (so every kind meets both forms over the operations).
+//   RED:   records: r.type a kind of the reduction table of operation CHUNK / 2 (0 and, 1 or,
+//          2 xor, 3 max, 4 min, 5 sum, 6 prod), r.n elements, the first half of the table in even
+//          chunks and the second in odd ones; kind i in the _wg form when op + i is odd, else the
+//          thread form (so every kind meets both forms over the operations).
 // Few library calls per kernel: lavapipe inlines each call and compiles in time that grows faster
 // than the code (a kernel of 8 collectives: about 30 s).
 layout(local_size_x = 64) in;
@@ -27,41 +28,43 @@ layout(local_size_x = 64) in;
 
 uint64_t live_value(uint round, int idx) { return (uint64_t(round + 1u) << 32) | uint64_t(uint(idx) * 2654435761u); }
 
-// The reduction tables with GLSL value types (tools/gen/types.py: reduce_bitwise, reduce_minmax,
-// reduce_arith), in table order; test_coll.cpp has the same lists.
-// One type per element kind of the reduction core (every typed routine is compile-checked).
-#define RED_BIT(X) X(0, uint) X(1, ulong) X(2, int32) X(3, int64)
-#define RED_ALL(X) X(0, int) X(1, uint) X(2, long) X(3, ulong) X(4, float) X(5, double)
-
 #if defined(VARIANT_RED)
-#if CHUNK == 0
+// The reduction tables with GLSL value types (tools/gen/types.py: reduce_bitwise, reduce_minmax,
+// reduce_arith), in table order, in halves; test_coll.cpp has the same lists. One type per
+// element kind of the reduction core (every typed routine is compile-checked). Chunk c: operation
+// c / 2 on the first half of its table (c even) or the second (lavapipe's first compile of the
+// 6 kinds of max in one kernel: 31 s; of 3: 6 s, and the 7 operations 166 s against 67 s).
+#define RED_OP_OF (CHUNK / 2)
+#if RED_OP_OF == 0
 #define RED_OP and
-#define RED_TYPES RED_BIT
-#elif CHUNK == 1
+#elif RED_OP_OF == 1
 #define RED_OP or
-#define RED_TYPES RED_BIT
-#elif CHUNK == 2
+#elif RED_OP_OF == 2
 #define RED_OP xor
-#define RED_TYPES RED_BIT
-#elif CHUNK == 3
+#elif RED_OP_OF == 3
 #define RED_OP max
-#define RED_TYPES RED_ALL
-#elif CHUNK == 4
+#elif RED_OP_OF == 4
 #define RED_OP min
-#define RED_TYPES RED_ALL
-#elif CHUNK == 5
+#elif RED_OP_OF == 5
 #define RED_OP sum
-#define RED_TYPES RED_ALL
 #else
 #define RED_OP prod
-#define RED_TYPES RED_ALL
+#endif
+#if RED_OP_OF <= 2 && (CHUNK & 1) == 0
+#define RED_TYPES(X) X(0, uint) X(1, ulong)
+#elif RED_OP_OF <= 2
+#define RED_TYPES(X) X(2, int32) X(3, int64)
+#elif (CHUNK & 1) == 0
+#define RED_TYPES(X) X(0, int) X(1, uint) X(2, long)
+#else
+#define RED_TYPES(X) X(3, ulong) X(4, float) X(5, double)
 #endif
 #define RED_THREAD2(T, O) shmem_##T##_##O##_reduce
 #define RED_THREAD(T, O) RED_THREAD2(T, O)
 #define RED_WG2(T, O) shmem_##T##_##O##_reduce_wg
 #define RED_WG(T, O) RED_WG2(T, O)
 #define RED_CASE(i, T) case i: \
-    if (((CHUNK + i) & 1) == 1) rc = RED_WG(T, RED_OP)(r.a, r.dst, r.src, r.n); \
+    if (((RED_OP_OF + i) & 1) == 1) rc = RED_WG(T, RED_OP)(r.a, r.dst, r.src, r.n); \
     else if (lane == 0u) rc = RED_THREAD(T, RED_OP)(r.a, r.dst, r.src, r.n); \
     break;
 #endif
