@@ -21,12 +21,14 @@ namespace {
 using namespace coll_test;
 
 // hlsl_coll.hlsl's kernels leave out the AMO mailbox serving (VKSHMEM_HLSL_NO_MAILBOX), which
-// collectives among PEs on different GPUs need (shaders/README.md). There every case runs the
-// kernel's *_MB twin, which serves it. The kernel of `variant` ("sync", "mem", "typed" or "red")
-// and chunk; every PE calls this first in each case, as on_several_gpus() is collective the first
-// time.
+// collectives need wherever a proxy's atomic on a GPU's device heap is a request in its AMO
+// mailbox (shaders/README.md): among PEs on different GPUs, and with every operation through the
+// proxy (VKSHMEM_FORCE_PROXY=1) on a GPU. There every case runs the kernel's *_MB twin, which
+// serves it. The kernel of `variant` ("sync", "mem", "typed" or "red") and chunk; every PE calls
+// this first in each case, as on_several_gpus() is collective the first time.
 std::string kernel(const char* variant, std::size_t chunk) {
-    return std::string("hlsl_coll_") + variant + (on_several_gpus() ? "_mb_" : "_") + std::to_string(chunk);
+    const bool serve = on_several_gpus() || (on_gpu() && force_proxy());
+    return std::string("hlsl_coll_") + variant + (serve ? "_mb_" : "_") + std::to_string(chunk);
 }
 
 TEST_CASE("HLSL: barrier and sync rounds on SHMEM_TEAM_WORLD and a split team", "[hlsl][sync]") {
