@@ -129,8 +129,7 @@ struct Lane final : Domain {
         std::uint64_t at, key;
     };
     std::deque<Deferred> deferred;
-    // The main lane's large transfers not yet complete (under mu): the deferred ones, and gets
-    // posted in the call. They move (a get's data is read from the socket) only while someone
+    // The main lane's deferred transfers not yet complete (under mu): they move only while someone
     // progresses the lane, so the progress thread does.
     std::size_t large = 0;
 };
@@ -147,7 +146,7 @@ struct Op {
     // counts the answer to it (a batch), if any.
     std::vector<unsigned char> msg;
     bool send = false;
-    bool large = false; // counted in its lane's `large` until its completion
+    bool large = false; // a deferred transfer: counted in its lane's `large` until its completion
     Lane* counted = nullptr;
 };
 
@@ -265,8 +264,8 @@ private:
     void send_queued();
     // Posts l's deferred puts and gets, in order, until the provider has no room (under l's mutex).
     void post_deferred(Lane& l);
-    // An application thread deferred a large transfer or posted a large get: wakes the progress
-    // thread from a sleep the first time since its last look.
+    // An application thread deferred a large transfer: wakes the progress thread from a sleep the
+    // first time since its last look.
     void posted() {
         app_active_.store(true, std::memory_order_relaxed);
         if (posted_.load(std::memory_order_relaxed) || posted_.exchange(true, std::memory_order_relaxed)) return;
@@ -535,13 +534,13 @@ void Ofi::progress_loop() {
     // must not queue for the lane's mutex behind this thread); otherwise polls. The providers here
     // have no wait object that covers every incoming operation: the thread naps 50 us between
     // polls, and stands back 1 ms once it saw the application. With large transfers deferred or
-    // in flight (`busy`: deferred ones where the main lane defers, and large gets) it steps in
-    // once the application has been away for 20 us (it computes: a deferred transfer is posted, a
-    // get's data and the completions move, only when the lane is progressed), and then polls,
-    // yielding between polls, until they are done; while the application keeps posting it looks
-    // again after 20, 40 ... up to 160 us (each look is a wake-up, which preempts a PE where the
-    // PEs fill the cores), and a deferral or a large get wakes it from a longer sleep (posted()).
-    // The contexts' lanes it progresses only when free, never waiting for one.
+    // in flight (`busy`; where the main lane defers) it steps in once the application has been
+    // away for 20 us (it computes: a deferred transfer is posted, a get's data and the
+    // completions move, only when the lane is progressed), and then polls, yielding between
+    // polls, until they are done; while the application keeps posting it looks again after 20,
+    // 40 ... up to 160 us (each look is a wake-up, which preempts a PE where the PEs fill the
+    // cores), and a deferral wakes it from a longer sleep (posted()). The contexts' lanes it
+    // progresses only when free, never waiting for one.
     constexpr std::int64_t kStandBack = 1'000'000, kStepIn = 20'000, kPostingNapMax = 160'000, kNap = 50'000;
     precise_timers();
     std::int64_t posting_nap = kStepIn;
@@ -835,7 +834,6 @@ template <class F> Result<void> Ofi::post(Lane& l, Op* op, F&& f, const char* wh
             const ssize_t rc = f(l.ep, &op->ctx);
             if (rc == 0) {
                 if (op->nbi) ++op->nbi->pending;
-                if (op->large) ++op->nbi->large;
                 return {};
             }
             if (rc != -FI_EAGAIN) return fi_error(what, rc);
@@ -913,22 +911,18 @@ Result<void> Ofi::rma(const Post& how, bool is_put, int pe, int space, std::uint
     // only where the provider does not need local descriptors.)
     void* desc = l.own ? nullptr : local_desc(buf, n);
     if (how.nbi && (!mr_local_ || desc)) {
-        // Straight from (into) the caller's buffer, which stays untouched until quiet_on. A large
-        // get's data arrives while the application computes, where the progress thread reads it.
+        // Straight from (into) the caller's buffer, which stays untouched until quiet_on.
         auto* op = new Op;
         op->nbi = &l;
-        const bool large = !is_put && n >= kDeferFrom && &l == &main_;
-        op->large = large;
-        auto ok = post(
+        auto posted = post(
             l, op,
             [&](fid_ep* ep, void* ctx) {
                 return is_put ? fi_write(ep, buf, n, desc, to, r.base + offset, r.key, ctx)
                               : fi_read(ep, buf, n, desc, to, r.base + offset, r.key, ctx);
             },
             what);
-        if (!ok) delete op; // (once posted, op is the completion's, which may have come)
-        else if (large) posted();
-        return ok;
+        if (!posted) delete op;
+        return posted;
     }
     if (!mr_local_ || desc) return once(buf, n, desc, offset);
     // FI_MR_LOCAL and a buffer outside the registered segments: through the bounce buffer.
