@@ -120,16 +120,6 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
      * (op below 7, from 7), 3 int32, 4 uint32 and float; records of other chunks are left alone */
 #if CHUNK == 0
     if (r.type != 0u) return;
-#elif CHUNK == 1
-    if (r.type != 1u || r.op >= 7u) return;
-#elif CHUNK == 2
-    if (r.type != 1u || r.op < 7u) return;
-#elif CHUNK == 3
-    if (r.type != 2u) return;
-#else
-    if (r.type < 3u) return;
-#endif
-#if CHUNK == 0
     switch (r.op) {
     case 0u: v = asuint(shmem_int_atomic_fetch(d, pe)); break;
     case 1u: shmem_int_atomic_set(d, ia, pe); break;
@@ -141,6 +131,7 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
     case 7u: shmem_int_atomic_add(d, ia, pe); break;
     }
 #elif CHUNK == 1
+    if (r.type != 1u || r.op >= 7u) return;
     switch (r.op) {
     case 0u: v = shmem_uint_atomic_fetch(d, pe); break;
     case 1u: shmem_uint_atomic_set(d, a, pe); break;
@@ -151,6 +142,7 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
     case 6u: v = shmem_uint_atomic_fetch_add(d, a, pe); break;
     }
 #elif CHUNK == 2
+    if (r.type != 1u || r.op < 7u) return;
     switch (r.op) {
     case 7u: shmem_uint_atomic_add(d, a, pe); break;
     case 8u: v = shmem_uint_atomic_fetch_and(d, a, pe); break;
@@ -161,6 +153,7 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
     case 13u: shmem_uint_atomic_xor(d, a, pe); break;
     }
 #elif CHUNK == 3
+    if (r.type != 2u) return;
     switch (r.op) {
     case 0u: v = asuint(shmem_int32_atomic_fetch(d, pe)); break;
     case 3u: v = asuint(shmem_int32_atomic_compare_swap(d, ib, ia, pe)); break;
@@ -172,6 +165,7 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
     case 13u: shmem_int32_atomic_xor(d, ia, pe); break;
     }
 #else
+    if (r.type < 3u) return;
     if (r.type == 3u) {
         switch (r.op) {
         case 4u: v = shmem_uint32_atomic_fetch_inc(d, pe); break;
@@ -217,8 +211,8 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
         vkshmemx_store64(r.dst + 16u, shmem_ptr(r.src, r.pe));
         /* (white-box) whether r.pe's heap of r.src has bindings here (a device heap's: its mailbox
          * atomics are served) */
-        uint sp = 1u;
-        uint64_t so = 0u;
+        uint sp;
+        uint64_t so;
         if (!vkshmem_heap_of_(r.src, 1u, sp, so)) sp = 1u;
         vkshmemx_store64(r.dst + 24u, vkshmem_u64_(vkshmem_first_binding_(r.pe, sp) != 0u ? 1u : 0u));
     }
