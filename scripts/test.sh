@@ -32,7 +32,10 @@ if [[ -z "$sanitize" ]]; then
     "$root/tools/gen/regen-check"
     python3 "$root/tools/lint/layers.py"
     python3 "$root/tools/lint/spdx.py"
-    (cd "$build" && ctest --output-on-failure --timeout 300 -j"${VKSHMEM_TEST_JOBS:-1}" "$@")
+    # One test per CPU: each declares its PEs (PROCESSORS), so a program of several PEs has the
+    # machine to itself on 2 CPUs and single processes (unit tests, first compiles of shaders)
+    # run side by side.
+    (cd "$build" && ctest --output-on-failure --timeout 300 -j"${VKSHMEM_TEST_JOBS:-$(nproc)}" "$@")
     if [[ $# -eq 0 && "${VKSHMEM_TEST_SANITIZE:-1}" != 0 ]]; then
         echo "scripts/test.sh: the suite again under AddressSanitizer and UndefinedBehaviorSanitizer"
         VKSHMEM_BUILD_DIR= exec bash "$0" --sanitize address
@@ -62,5 +65,7 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-suppressions=$supp/tsan.supp:halt_on_error=1
 # threads that are exiting, which crashes: ThreadSanitizer runs need them off.
 [[ "$sanitize" != thread ]] || export UCX_MEM_MMAP_HOOK_MODE=${UCX_MEM_MMAP_HOOK_MODE:-none}
 cd "$build"
-# Not the lint (the plain run has it) nor the install test (it builds unsanitized consumers).
-exec ctest --output-on-failure --timeout 300 -j"${VKSHMEM_TEST_JOBS:-1}" -LE 'lint|install' "$@"
+# Not the lint (the plain run has it), the install test (it builds unsanitized consumers) nor the
+# multi-node runs (the integration programs again over UCX and libfabric tcp, which this suite runs
+# with the network forced; the plain run has them).
+exec ctest --output-on-failure --timeout 300 -j"${VKSHMEM_TEST_JOBS:-1}" -LE 'lint|install|multinode' "$@"
