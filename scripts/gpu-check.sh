@@ -35,10 +35,11 @@ pack)
     set -e
     build=${VKSHMEM_BUILD_DIR:-$root/build}
     # The HLSL test kernels with the library's own settings (tests/shaders/CMakeLists.txt builds
-    # them smaller for lavapipe); the next configure of the tree goes back to those.
+    # them smaller for lavapipe), and the test kernels' GPU variant optimized as the lavapipe one
+    # is; the next configure of the tree goes back to the tree's settings.
     bash "$root/scripts/setup.sh"
-    cmake -S "$root" -B "$build" -G Ninja -DVKSHMEM_TEST_HLSL_SETTINGS= >/dev/null
-    trap 'cmake -S "$root" -B "$build" -UVKSHMEM_TEST_HLSL_SETTINGS >/dev/null' EXIT
+    cmake -S "$root" -B "$build" -G Ninja -DVKSHMEM_TEST_HLSL_SETTINGS= -DVKSHMEM_TEST_GPU_KERNELS_OPT=ON >/dev/null
+    trap 'cmake -S "$root" -B "$build" -UVKSHMEM_TEST_HLSL_SETTINGS -UVKSHMEM_TEST_GPU_KERNELS_OPT >/dev/null' EXIT
     bash "$root/scripts/build.sh"
     rm -rf "$root/.gpu"
     mkdir -p "$root/.gpu/bin" "$root/.gpu/lib"

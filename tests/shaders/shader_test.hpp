@@ -168,18 +168,37 @@ inline bool shader_reaches(spmd::Space s, int pe) {
     return !device_heaps_unshared() && same_device(pe);
 }
 
-// One embedded test kernel (the <target>_kernels.hpp of each test program lists them).
+// One embedded test kernel (the <target>_kernels.hpp of each test program lists them): for any
+// device, and for lavapipe (tests/shaders/CMakeLists.txt).
 struct KernelSpv {
     const char* name;
     const std::uint32_t* words;
     std::size_t bytes;
+    const std::uint32_t* cpu_words;
+    std::size_t cpu_bytes;
 };
+
+// Whether this PE's device is lavapipe, for which the runtime specializes the device library
+// (src/vulkan/kernel.cpp) as the kernels' lavapipe variant has it built in.
+inline bool lavapipe() {
+    static const bool yes = [] {
+        VkPhysicalDeviceDriverProperties driver{};
+        driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+        VkPhysicalDeviceProperties2 props{};
+        props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+        props.pNext = &driver;
+        vkGetPhysicalDeviceProperties2(vkshmemx_vk_physical_device(), &props);
+        return driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
+    }();
+    return yes;
+}
 
 // A compute pipeline of one test kernel (lavapipe compiles it at its first dispatch).
 class Kernel {
 public:
     explicit Kernel(const KernelSpv& spv) {
-        k_ = vkshmemx_kernel_create(spv.words, spv.bytes, sizeof(Push));
+        k_ = lavapipe() ? vkshmemx_kernel_create(spv.cpu_words, spv.cpu_bytes, sizeof(Push))
+                        : vkshmemx_kernel_create(spv.words, spv.bytes, sizeof(Push));
         REQUIRE(k_ != nullptr);
     }
     ~Kernel() { vkshmemx_kernel_destroy(k_); }
