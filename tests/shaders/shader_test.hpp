@@ -25,8 +25,6 @@
 
 namespace shader_test {
 
-// Whether the device library counts loop iterations here: only where the runtime specialises
-// pipelines for lavapipe, whose loops stop silently after 65,535 iterations (shaders/README.md).
 // One extension structure of this PE's physical device's properties (sType `type`).
 template <class T> T device_properties(VkStructureType type) {
     T ext{};
@@ -39,10 +37,18 @@ template <class T> T device_properties(VkStructureType type) {
     return ext;
 }
 
-inline bool loop_budget_applies() {
-    return device_properties<VkPhysicalDeviceDriverProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES)
-               .driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
+// Whether this PE's device is lavapipe, for which the runtime specializes the device library
+// (src/vulkan/kernel.cpp), as the test kernels' lavapipe variant has it built in.
+inline bool lavapipe() {
+    static const bool yes =
+        device_properties<VkPhysicalDeviceDriverProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES)
+            .driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
+    return yes;
 }
+
+// Whether the device library counts loop iterations here: only where the runtime specialises
+// pipelines for lavapipe, whose loops stop silently after 65,535 iterations (shaders/README.md).
+inline bool loop_budget_applies() { return lavapipe(); }
 
 // Mirrors `Rec` in common.glsl (std430: 64 bytes).
 struct Rec {
@@ -177,21 +183,6 @@ struct KernelSpv {
     const std::uint32_t* cpu_words;
     std::size_t cpu_bytes;
 };
-
-// Whether this PE's device is lavapipe, for which the runtime specializes the device library
-// (src/vulkan/kernel.cpp) as the kernels' lavapipe variant has it built in.
-inline bool lavapipe() {
-    static const bool yes = [] {
-        VkPhysicalDeviceDriverProperties driver{};
-        driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
-        VkPhysicalDeviceProperties2 props{};
-        props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-        props.pNext = &driver;
-        vkGetPhysicalDeviceProperties2(vkshmemx_vk_physical_device(), &props);
-        return driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
-    }();
-    return yes;
-}
 
 // A compute pipeline of one test kernel (lavapipe compiles it at its first dispatch).
 class Kernel {
