@@ -64,6 +64,7 @@
 #include <mutex>
 #include <poll.h>
 #include <sched.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <thread>
 #include <time.h>
@@ -341,6 +342,19 @@ private:
 
 Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics, std::size_t batch_max, NbiDefer defer) {
     defer_ = defer;
+    // With this set, ofi_rxm progresses data from a thread of its own, which a domain opened
+    // FI_THREAD_DOMAIN (every call under its lane's mutex) does not allow: both PEs died
+    // of a segmentation fault in that thread (tcp;ofi_rxm, libfabric 1.17). The progress thread
+    // here does that work. Unset before libfabric's providers read it (at the first fi_getinfo).
+    if (const char* v = std::getenv("FI_OFI_RXM_DATA_AUTO_PROGRESS"); v && *v && std::strcmp(v, "0") != 0 &&
+                                                                       strcasecmp(v, "no") != 0 &&
+                                                                       strcasecmp(v, "false") != 0 &&
+                                                                       strcasecmp(v, "off") != 0) {
+        VKSHMEM_WARN_ONCE("FI_OFI_RXM_DATA_AUTO_PROGRESS={} ignored: ofi_rxm's own progress thread needs a "
+                          "thread-safe domain, and vkshmem's libfabric transport progresses the provider itself",
+                          v);
+        unsetenv("FI_OFI_RXM_DATA_AUTO_PROGRESS");
+    }
     fi_info* hints = fi_allocinfo();
     if (!hints) return Error{"fi_allocinfo: out of memory"};
     hints->caps = FI_RMA | FI_ATOMIC | FI_MSG;
