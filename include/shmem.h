@@ -18,10 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Every routine is noexcept in C++: errors end the job, they never throw. */
+/* Every routine is noexcept in C++: errors end the job, they never throw (throw() before C++11). */
 #ifndef VKSHMEM_NOEXCEPT
-#ifdef __cplusplus
+#if defined(__cplusplus) && __cplusplus >= 201103L
 #define VKSHMEM_NOEXCEPT noexcept
+#elif defined(__cplusplus)
+#define VKSHMEM_NOEXCEPT throw()
 #else
 #define VKSHMEM_NOEXCEPT
 #endif
@@ -325,7 +327,7 @@ void shmem_udcflush_line(void *dest) VKSHMEM_NOEXCEPT;
 /* shmem_sync(team): the team sync; shmem_sync(PE_start, logPE_stride, PE_size, pSync): the
  * deprecated active-set one. (shmem_sync)(...) always names the active-set function. */
 #if defined(__cplusplus) && !defined(VKSHMEM_NO_CXX_OVERLOADS)
-extern "C++" inline int shmem_sync(shmem_team_t team) noexcept { return shmem_team_sync(team); }
+extern "C++" inline int shmem_sync(shmem_team_t team) VKSHMEM_NOEXCEPT { return shmem_team_sync(team); }
 #elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L
 #define VKSHMEM_SYNC_PICK_(_1, _2, _3, _4, NAME, ...) NAME
 #define shmem_sync(...) VKSHMEM_SYNC_PICK_(__VA_ARGS__, shmem_sync, 0, 0, shmem_team_sync, 0)(__VA_ARGS__)
