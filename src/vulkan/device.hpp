@@ -216,6 +216,9 @@ public:
     void share_amo_mailbox(const DeviceMemory& heap, std::size_t offset, const DeviceMemory& reply_mem,
                            std::size_t reply_offset, void* reply_host);
 
+    // Waits for a fence: polled a while on GPUs, then blocking (transfer.cpp says why).
+    VkResult wait_fence(VkFence fence);
+
 private:
     VulkanDevice() = default;
     Result<void> ensure_amo_pipeline();
@@ -237,8 +240,6 @@ private:
     // Submits the open batch, if any, and waits for every submission of copy_.
     Result<void> drain();
     Result<void> settle_copy();
-    // Waits for a fence: polled a while on GPUs, then blocking.
-    VkResult wait_fence(VkFence fence);
     Result<void> submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off, std::size_t n);
     Result<void> ensure_staging();
     Result<void> finish_memory(DeviceMemory& m, bool map);

@@ -260,7 +260,9 @@ void VulkanKernel::record_indirect(VkCommandBuffer cb, VkBuffer args, VkDeviceSi
 }
 
 Result<void> VulkanKernel::wait() {
-    VkResult r = vkWaitForFences(dev_.device(), 1, &fence_, VK_TRUE, UINT64_MAX);
+    // Polled first on GPUs: a blocking wait sleeps until an interrupt, which a short dispatch ends
+    // well before.
+    VkResult r = dev_.wait_fence(fence_);
     vkResetFences(dev_.device(), 1, &fence_);
     if (r != VK_SUCCESS) return make_error(fmt::format("waiting for a dispatch: {}", vk_result_name(r)), r);
     return {};
