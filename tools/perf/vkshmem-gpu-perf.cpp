@@ -48,18 +48,24 @@ void die(const char* what) {
     shmem_global_exit(1);
 }
 
+// The best time of `reps` calls of f, after calling it for 0.1 s: the GPU raises its clocks only
+// after some work, and the first row of a fresh process measured the raw compute copy at 714-788
+// GB/s against 1478 a few rows later (H200, 2 PEs), which doubled every ratio to it.
+template <class F> double best_of(int reps, F f) {
+    for (const double t0 = now(); now() - t0 < 0.1;) f();
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+        const double t0 = now();
+        f();
+        best = std::min(best, now() - t0);
+    }
+    return best;
+}
+
 // Raw vkCmdCopyBuffer into device-local memory on the runtime's device, from
 // host-visible memory (from_host: the ceiling for a host put into a device
 // heap) or from other device-local memory (the driver's device copy, one of the
 // two a shader put is measured against).
-// Runs f for 0.1 s before a row's timed repetitions. The GPU lowers its clocks while it waits
-// (for a pipeline's compile, for the host) and raises them only after some work: the first row of
-// a fresh process measured the raw compute copy at 714-788 GB/s against 1478 a few rows later, and
-// rows that followed a first compile fell to a quarter of a warm run's rate (H200, 2 PEs).
-template <class F> void warm_up(F f) {
-    for (const double t0 = now(); now() - t0 < 0.1;) f();
-}
-
 double raw_copy_gbps(std::size_t bytes, int reps, bool from_host, bool cached = false, std::size_t piece = 0) {
     VkDevice dev = vkshmemx_vk_device();
     VkPhysicalDevice pd = vkshmemx_vk_physical_device();
@@ -128,13 +134,7 @@ double raw_copy_gbps(std::size_t bytes, int reps, bool from_host, bool cached = 
         vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX);
         vkResetFences(dev, 1, &fence);
     };
-    warm_up(once);
-    double best = 1e30;
-    for (int r = 0; r < reps; ++r) {
-        double t0 = now();
-        once();
-        best = std::min(best, now() - t0);
-    }
+    const double best = best_of(reps, once);
     vkDestroyFence(dev, fence, nullptr);
     vkDestroyCommandPool(dev, pool, nullptr);
     vkDestroyBuffer(dev, hb, nullptr);
@@ -148,14 +148,7 @@ template <class Push> double time_dispatch(vkshmemx_kernel* k, std::uint32_t gro
     auto once = [&] {
         if (vkshmemx_dispatch(k, groups, 1, 1, &push, sizeof push) != 0) die("dispatch failed");
     };
-    warm_up(once);
-    double best = 1e30;
-    for (int r = 0; r < reps; ++r) {
-        double t0 = now();
-        once();
-        best = std::min(best, now() - t0);
-    }
-    return best;
+    return best_of(reps, once);
 }
 
 struct CopyPush {
@@ -373,13 +366,7 @@ int main(int argc, char** argv) {
             shmem_putmem(ddst, hsrc, bytes, peer);
             shmem_quiet();
         };
-        warm_up(hput);
-        double t_hput = 1e30;
-        for (int r = 0; r < reps; ++r) {
-            double t0 = now();
-            hput();
-            t_hput = std::min(t_hput, now() - t0);
-        }
+        const double t_hput = best_of(reps, hput);
         const int small = 2000;
         long v = 0;
         double t0 = now();
