@@ -4,7 +4,7 @@
 # 1-4 PEs, error and fault tests), plus the generated-bindings check and the
 # tree's checks (tools/lint: layers, licence lines; also ctest's lint.* tests);
 # then the same suite without the shader and multi-node tests, built with AddressSanitizer and
-# UndefinedBehaviorSanitizer (about 8 more minutes and its build on 2 cores;
+# UndefinedBehaviorSanitizer (about 9 more minutes and its 4-minute build on 2 cores;
 # VKSHMEM_TEST_SANITIZE=0 leaves it out, and so does giving ctest options).
 #
 #   scripts/test.sh [ctest options]                      the whole suite, in build/

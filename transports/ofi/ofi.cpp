@@ -343,7 +343,7 @@ private:
 Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics, std::size_t batch_max, NbiDefer defer) {
     defer_ = defer;
     // With this set, ofi_rxm progresses data from a thread of its own, which a domain opened
-    // FI_THREAD_DOMAIN (every call under its lane's mutex) does not allow: both PEs died
+    // FI_THREAD_DOMAIN (every call under its lane's mutex) does not allow: a PE died
     // of a segmentation fault in that thread (tcp;ofi_rxm, libfabric 1.17). The progress thread
     // here does that work. Unset before libfabric's providers read it (at the first fi_getinfo).
     if (const char* v = std::getenv("FI_OFI_RXM_DATA_AUTO_PROGRESS"); v && *v && std::strcmp(v, "0") != 0 &&
