@@ -38,6 +38,7 @@
 #include "transports/transport.hpp"
 
 #include "bootstrap/bootstrap.hpp"
+#include "core/config.hpp"
 #include "core/log.hpp"
 #include "core/tsan.hpp"
 #include "core/wait.hpp"
@@ -64,7 +65,6 @@
 #include <mutex>
 #include <poll.h>
 #include <sched.h>
-#include <strings.h>
 #include <sys/eventfd.h>
 #include <thread>
 #include <time.h>
@@ -346,10 +346,7 @@ Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics, std::siz
     // FI_THREAD_DOMAIN (every call under its lane's mutex) does not allow: a PE died
     // of a segmentation fault in that thread (tcp;ofi_rxm, libfabric 1.17). The progress thread
     // here does that work. Unset before libfabric's providers read it (at the first fi_getinfo).
-    if (const char* v = std::getenv("FI_OFI_RXM_DATA_AUTO_PROGRESS"); v && *v && std::strcmp(v, "0") != 0 &&
-                                                                       strcasecmp(v, "no") != 0 &&
-                                                                       strcasecmp(v, "false") != 0 &&
-                                                                       strcasecmp(v, "off") != 0) {
+    if (const char* v = std::getenv("FI_OFI_RXM_DATA_AUTO_PROGRESS"); v && parse_bool(v).value_or(false)) {
         VKSHMEM_WARN_ONCE("FI_OFI_RXM_DATA_AUTO_PROGRESS={} ignored: ofi_rxm's own progress thread needs a "
                           "thread-safe domain, and vkshmem's libfabric transport progresses the provider itself",
                           v);
