@@ -116,10 +116,9 @@ Result<void> VulkanDevice::submit_copy_cmd() {
 VkResult VulkanDevice::wait_fence(VkFence fence) {
     // A small copy or a short dispatch on a GPU is done within tens to hundreds of microseconds:
     // poll the fence for up to 200 us (by the clock, not a count of looks) before a blocking wait,
-    // which sleeps until an interrupt. On an H200 a dispatch of a 256 MiB putmem_wg took ~172 us
-    // polled and 190-220 us waited for by vkWaitForFences, and some runs of an 8-byte put + quiet
-    // into a same-GPU peer's heap took 58-62 us instead of 16-22 with a poll of 2,000 looks. On a
-    // CPU driver the work runs on this CPU's threads, which a poll would only hold up.
+    // which sleeps until an interrupt: on an H200 a dispatch of a 256 MiB putmem_wg took ~172 us
+    // polled and 190-220 us waited for by vkWaitForFences. On a CPU driver the work runs on this
+    // CPU's threads, which a poll would only hold up.
     VkResult r = VK_NOT_READY;
     if (!is_cpu()) {
         const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
