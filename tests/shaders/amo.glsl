@@ -3,9 +3,9 @@
 // CHUNK. One record per invocation: r.type indexes the variant's type table, r.op the routine,
 // r.dst is the target, r.a the operand bits, r.b the compare value bits, r.c where the fetched
 // old value goes (local).
-//   EXT: 0 fetch, 1 set, 2 swap                                   (VALUE_TYPES)
-//   STD_CAS_INC: 0 compare_swap, 1 fetch_inc, 2 inc; STD_ADD: 3 fetch_add, 4 add (STD_TYPES)
-//   BIT: 0 fetch_and, 1 and, 2 fetch_or, 3 or, 4 fetch_xor, 5 xor  (BIT_TYPES)
+//   EXT: 0 fetch, 1 set, 2 swap                                   (the VALUE table)
+//   STD_CAS_INC: 0 compare_swap, 1 fetch_inc, 2 inc; STD_ADD: 3 fetch_add, 4 add (the STD table)
+//   BIT: 0 fetch_and, 1 and, 2 fetch_or, 3 or, 4 fetch_xor, 5 xor  (the BIT table)
 //   CONTEND: no records; every invocation of every workgroup hits a counter on PE
 //            (me + global id) % n_pes: pc.mode 0: long fetch_add(1) on the uint64 at pc.arg0;
 //            1: int fetch_inc on the 32-bit word at pc.arg0 + 8; 2: uint64 add(global id + 1)

@@ -13,13 +13,14 @@
 //          1 collectmem, 2 fcollectmem, 3 alltoallmem, of r.n bytes from r.src to r.dst on the
 //          team r.a; chunk 0 the thread forms (by invocation 0), chunk 1 the _wg forms. The
 //          return value goes to r.c (a uint).
-//   TYPED: the same with r.n elements of one type per r.op: chunk 0 short broadcast, int
-//          collect_wg, long fcollect, float alltoall_wg; chunk 1 char broadcast_wg, double
-//          collect, uint64 fcollect_wg, int16 alltoall.
-//   RED:   records: r.type a kind of the reduction table of operation CHUNK / 2 (0 and, 1 or,
-//          2 xor, 3 max, 4 min, 5 sum, 6 prod), r.n elements, the first half of the table in even
-//          chunks and the second in odd ones; kind i in the _wg form when op + i is odd, else the
-//          thread form (so every kind meets both forms over the operations).
+//   TYPED: the same with r.n elements of one type, one operation (r.op) per kernel: chunks 0-3
+//          short broadcast, int collect_wg, long fcollect, float alltoall_wg; chunks 4-7 char
+//          broadcast_wg, double collect, uint64 fcollect_wg, int16 alltoall.
+//   RED:   records: r.type a kind of the reduction table of the kernel's operation (0 and, 1 or,
+//          2 xor, 3 max, 4 min, 5 sum, 6 prod), r.n elements; one kind per kernel: chunk
+//          4 op + kind for the bitwise operations (4 kinds), 12 + 6 (op - 3) + kind for the others
+//          (6 kinds); kind i in the _wg form when op + i is odd, else the thread form (so every
+//          kind meets both forms over the operations).
 // Few library calls per kernel: lavapipe inlines each call and compiles in time that grows faster
 // than the code (a kernel of 8 collectives: about 30 s).
 layout(local_size_x = 64) in;
@@ -30,11 +31,16 @@ uint64_t live_value(uint round, int idx) { return (uint64_t(round + 1u) << 32) |
 
 #if defined(VARIANT_RED)
 // The reduction tables with GLSL value types (tools/gen/types.py: reduce_bitwise, reduce_minmax,
-// reduce_arith), in table order, in halves; test_coll.cpp has the same lists. One type per
-// element kind of the reduction core (every typed routine is compile-checked). Chunk c: operation
-// c / 2 on the first half of its table (c even) or the second (lavapipe's first compile of the
-// 6 kinds of max in one kernel: 31 s; of 3: 6 s, and the 7 operations 166 s against 67 s).
-#define RED_OP_OF (CHUNK / 2)
+// reduce_arith), in table order; test_coll.cpp has the same lists. One type per element kind of
+// the reduction core (every typed routine is compile-checked), one kind per kernel (lavapipe's
+// first compile of the 6 kinds of max in one kernel: 31 s; of 3: 6-8 s; of 1: 1.4 s).
+#if CHUNK < 12
+#define RED_OP_OF (CHUNK / 4)
+#define RED_KIND_OF (CHUNK % 4)
+#else
+#define RED_OP_OF (3 + (CHUNK - 12) / 6)
+#define RED_KIND_OF ((CHUNK - 12) % 6)
+#endif
 #if RED_OP_OF == 0
 #define RED_OP and
 #elif RED_OP_OF == 1
@@ -50,14 +56,26 @@ uint64_t live_value(uint round, int idx) { return (uint64_t(round + 1u) << 32) |
 #else
 #define RED_OP prod
 #endif
-#if RED_OP_OF <= 2 && (CHUNK & 1) == 0
-#define RED_TYPES(X) X(0, uint) X(1, ulong)
+#if RED_OP_OF <= 2 && RED_KIND_OF == 0
+#define RED_TYPES(X) X(0, uint)
+#elif RED_OP_OF <= 2 && RED_KIND_OF == 1
+#define RED_TYPES(X) X(1, ulong)
+#elif RED_OP_OF <= 2 && RED_KIND_OF == 2
+#define RED_TYPES(X) X(2, int32)
 #elif RED_OP_OF <= 2
-#define RED_TYPES(X) X(2, int32) X(3, int64)
-#elif (CHUNK & 1) == 0
-#define RED_TYPES(X) X(0, int) X(1, uint) X(2, long)
+#define RED_TYPES(X) X(3, int64)
+#elif RED_KIND_OF == 0
+#define RED_TYPES(X) X(0, int)
+#elif RED_KIND_OF == 1
+#define RED_TYPES(X) X(1, uint)
+#elif RED_KIND_OF == 2
+#define RED_TYPES(X) X(2, long)
+#elif RED_KIND_OF == 3
+#define RED_TYPES(X) X(3, ulong)
+#elif RED_KIND_OF == 4
+#define RED_TYPES(X) X(4, float)
 #else
-#define RED_TYPES(X) X(3, ulong) X(4, float) X(5, double)
+#define RED_TYPES(X) X(5, double)
 #endif
 #define RED_THREAD2(T, O) shmem_##T##_##O##_reduce
 #define RED_THREAD(T, O) RED_THREAD2(T, O)
@@ -133,15 +151,21 @@ void main() {
             else rc = shmem_alltoallmem(r.a, r.dst, r.src, r.n);
         }
 #elif defined(VARIANT_TYPED) && CHUNK == 0
+        if (lane == 0u && r.op == 0u) rc = shmem_short_broadcast(r.a, r.dst, r.src, r.n, r.pe);
+#elif defined(VARIANT_TYPED) && CHUNK == 1
         if (r.op == 1u) rc = shmem_int_collect_wg(r.a, r.dst, r.src, r.n);
-        else if (r.op == 3u) rc = shmem_float_alltoall_wg(r.a, r.dst, r.src, r.n);
-        else if (lane == 0u && r.op == 0u) rc = shmem_short_broadcast(r.a, r.dst, r.src, r.n, r.pe);
-        else if (lane == 0u && r.op == 2u) rc = shmem_long_fcollect(r.a, r.dst, r.src, r.n);
-#elif defined(VARIANT_TYPED)
+#elif defined(VARIANT_TYPED) && CHUNK == 2
+        if (lane == 0u && r.op == 2u) rc = shmem_long_fcollect(r.a, r.dst, r.src, r.n);
+#elif defined(VARIANT_TYPED) && CHUNK == 3
+        if (r.op == 3u) rc = shmem_float_alltoall_wg(r.a, r.dst, r.src, r.n);
+#elif defined(VARIANT_TYPED) && CHUNK == 4
         if (r.op == 0u) rc = shmem_char_broadcast_wg(r.a, r.dst, r.src, r.n, r.pe);
-        else if (r.op == 2u) rc = shmem_uint64_fcollect_wg(r.a, r.dst, r.src, r.n);
-        else if (lane == 0u && r.op == 1u) rc = shmem_double_collect(r.a, r.dst, r.src, r.n);
-        else if (lane == 0u && r.op == 3u) rc = shmem_int16_alltoall(r.a, r.dst, r.src, r.n);
+#elif defined(VARIANT_TYPED) && CHUNK == 5
+        if (lane == 0u && r.op == 1u) rc = shmem_double_collect(r.a, r.dst, r.src, r.n);
+#elif defined(VARIANT_TYPED) && CHUNK == 6
+        if (r.op == 2u) rc = shmem_uint64_fcollect_wg(r.a, r.dst, r.src, r.n);
+#elif defined(VARIANT_TYPED)
+        if (lane == 0u && r.op == 3u) rc = shmem_int16_alltoall(r.a, r.dst, r.src, r.n);
 #elif defined(VARIANT_RED)
         switch (r.type) { RED_TYPES(RED_CASE) }
 #endif

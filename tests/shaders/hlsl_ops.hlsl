@@ -5,14 +5,16 @@
 //   RMA: one record per invocation; chunk c runs r.op 2c and 2c + 1 (chunk 5: 10..13):
 //        0 putmem, 1 getmem, 2 putmem_nbi, 3 getmem_nbi, 4 int_put, 5 long_get, 6 put32, 7 get64_nbi, 8 put128, 9 uchar_get_nbi,
 //        10 uint_p (value r.a), 11 long_p (r.a), 12 int_g -> r.dst, 13 ulong_g -> r.dst
-//   WG:  one record per workgroup: r.op 0 putmem_wg, 1 getmem_wg, 2 short_put_wg, 3 get64_wg
+//   WG:  one record per workgroup: r.op 0 putmem_wg, 1 getmem_wg, 2 short_put_wg, 3 get64_wg;
+//        kernel (chunk) c carries out the records of op c and leaves the others
 //   AMO: one record per invocation on the 4-byte word r.dst of PE r.pe, operand r.a, compare r.b;
 //        chunk c takes the records of its types (below), leaving the others;
 //        the fetched value (if any) stored to r.c (local). r.type 0 int, 1 uint, 2 int32,
 //        3 uint32 (4: float for fetch/set/swap); r.op: the Kind order of test_hlsl.cpp
 //   SIG: r.op 0 putmem_signal, 1 int_put_signal_nbi, 2 put64_signal; r.b signal, r.flags sig_op,
 //        r.a the signal address (on r.pe); then shmem_quiet; with mode 1 (r.pe this PE), then
-//        signal_wait_until the signal equals the uint64_t at r.c, stored to r.c + 8
+//        signal_wait_until the signal equals the uint64_t at r.c, stored to r.c + 8; kernel
+//        (chunk) c carries out the records of op c and leaves the others
 //   WAIT: r.op 0 wait_until on the 4-byte word r.dst (cmp r.flags, value r.a), then
 //        int_test/uint_test; 1 ulong_wait_until / long_test (8 bytes); 2 signal_wait_until,
 //        3 signal_fetch; results stored to r.c; 4 fence: putmem r.n bytes then fence then
@@ -67,10 +69,17 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
     vkshmem_init(li, WG);
 #if defined(VARIANT_WG)
     Rec r = rec(gid.x);
-    if (r.op == 0u) shmem_putmem_wg(r.dst, r.src, r.n, r.pe);
-    else if (r.op == 1u) shmem_getmem_wg(r.dst, r.src, r.n, r.pe);
-    else if (r.op == 2u) shmem_short_put_wg(r.dst, r.src, r.n, r.pe);
-    else shmem_get64_wg(r.dst, r.src, r.n, r.pe);
+    if (r.op == uint(CHUNK)) { /* a kernel per routine; the others' records are left */
+#if CHUNK == 0
+        shmem_putmem_wg(r.dst, r.src, r.n, r.pe);
+#elif CHUNK == 1
+        shmem_getmem_wg(r.dst, r.src, r.n, r.pe);
+#elif CHUNK == 2
+        shmem_short_put_wg(r.dst, r.src, r.n, r.pe);
+#else
+        shmem_get64_wg(r.dst, r.src, r.n, r.pe);
+#endif
+    }
 #elif defined(VARIANT_BARRIER)
     if (gid.x == 0u) {
         for (uint round = 1u; round <= pc.mode; ++round) {
@@ -183,9 +192,14 @@ void main(uint li : SV_GroupIndex, uint3 gid : SV_GroupID, uint3 tid : SV_Dispat
 #endif
     vkshmemx_store32(r.c, v);
 #elif defined(VARIANT_SIG)
-    if (r.op == 0u) shmem_putmem_signal(r.dst, r.src, r.n, r.a, r.b, int(r.flags), r.pe);
-    else if (r.op == 1u) shmem_int_put_signal_nbi(r.dst, r.src, r.n, r.a, r.b, int(r.flags), r.pe);
-    else shmem_put64_signal(r.dst, r.src, r.n, r.a, r.b, int(r.flags), r.pe);
+    if (r.op != uint(CHUNK)) return; /* a kernel per routine; the others' records are left */
+#if CHUNK == 0
+    shmem_putmem_signal(r.dst, r.src, r.n, r.a, r.b, int(r.flags), r.pe);
+#elif CHUNK == 1
+    shmem_int_put_signal_nbi(r.dst, r.src, r.n, r.a, r.b, int(r.flags), r.pe);
+#else
+    shmem_put64_signal(r.dst, r.src, r.n, r.a, r.b, int(r.flags), r.pe);
+#endif
     shmem_quiet();
     if (pc.mode == 1u) vkshmemx_store64(r.c + 8u, shmem_signal_wait_until(r.a, SHMEM_CMP_EQ, vkshmemx_load64(r.c)));
 #elif defined(VARIANT_WAIT)

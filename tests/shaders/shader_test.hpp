@@ -297,7 +297,7 @@ inline constexpr TypeInfo kBulk[] = {
     {"uint32", sizeof(std::uint32_t), false, false}, {"uint64", sizeof(std::uint64_t), false, false},
     {"size", sizeof(std::size_t), false, false},   {"ptrdiff", sizeof(std::ptrdiff_t), true, false},
 };
-// p/g and the extended AMO table (VALUE_TYPES).
+// p/g and the extended AMO table (the VALUE table).
 inline constexpr TypeInfo kValue[] = {
     {"float", 4, true, true},      {"double", 8, true, true},    {"int", 4, true, false},
     {"long", 8, true, false},      {"longlong", 8, true, false}, {"uint", 4, false, false},
@@ -305,26 +305,20 @@ inline constexpr TypeInfo kValue[] = {
     {"int64", 8, true, false},     {"uint32", 4, false, false},  {"uint64", 8, false, false},
     {"size", 8, false, false},     {"ptrdiff", 8, true, false},
 };
-// The standard AMO table (STD_TYPES), also the point-to-point table without short/ushort.
+// The standard AMO table (the STD table), also the point-to-point table without short/ushort.
 inline constexpr TypeInfo kStd[] = {
     {"int", 4, true, false},    {"long", 8, true, false},   {"longlong", 8, true, false}, {"uint", 4, false, false},
     {"ulong", 8, false, false}, {"ulonglong", 8, false, false}, {"int32", 4, true, false}, {"int64", 8, true, false},
     {"uint32", 4, false, false}, {"uint64", 8, false, false}, {"size", 8, false, false},   {"ptrdiff", 8, true, false},
 };
-// The bitwise AMO table (BIT_TYPES).
+// The bitwise AMO table (the BIT table).
 inline constexpr TypeInfo kBit[] = {
     {"uint", 4, false, false},  {"ulong", 8, false, false}, {"ulonglong", 8, false, false}, {"int32", 4, true, false},
     {"int64", 8, true, false},  {"uint32", 4, false, false}, {"uint64", 8, false, false},
 };
-// Where each table's kernels are cut (the *_0.. *_3 chunks of common.glsl): chunk c holds the
-// types [k[c], k[c + 1]).
-inline constexpr std::size_t kBulkChunks[] = {0, 6, 12, 18, 23};
-inline constexpr std::size_t kValueChunks[] = {0, 4, 8, 11, 14};
-inline constexpr std::size_t kStdChunks[] = {0, 4, 8, 12};
-inline constexpr std::size_t kBitChunks[] = {0, 3, 5, 7};
-template <std::size_t N> constexpr std::size_t chunk_count(const std::size_t (&)[N]) { return N - 1; }
-
-// Sized routines: 0 = mem, then 8, 16, 32, 64, 128 bits.
+// Sized routines (the SIZED table): 0 = mem, then 8, 16, 32, 64, 128 bits.
+// The test kernels hold one type (or sized form) each: kernel <base>_<variant>_<i> calls the
+// routines of type i of its table (common.glsl).
 inline constexpr std::size_t kSizedBytes[] = {1, 1, 2, 4, 8, 16};
 inline constexpr const char* kSizedName[] = {"mem", "8", "16", "32", "64", "128"};
 

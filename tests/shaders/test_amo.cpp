@@ -59,10 +59,10 @@ std::uint64_t apply(Kind k, std::uint64_t old, std::uint64_t a, std::uint64_t b,
 // One dispatch: per (type in [first, first + NT), op), two records, each on its own slot of PE
 // (me + shift) % n_pes. Record types are indices into the whole table.
 void run_amo(const Kernel& k, Space s, const TypeInfo* table, std::size_t first, std::size_t NT,
-             const std::vector<OpInfo>& ops) {
+             const std::vector<OpInfo>& ops, std::size_t per = 2) {
     const TypeInfo* types = table + first;
     const int n = spmd::npes(), me = spmd::me();
-    const std::size_t N = NT * ops.size() * 2;
+    const std::size_t N = NT * ops.size() * per;
     spmd::SymArray<std::uint64_t> tgt(s, N), res(Space::Host, N);
     Records recs(N);
     const std::uint64_t key = spmd::shared_key();
@@ -137,35 +137,33 @@ void run_amo(const Kernel& k, Space s, const TypeInfo* table, std::size_t first,
 
 } // namespace
 
-static std::string chunk_name(const char* kernel, std::size_t chunk) { return std::string(kernel) + "_" + std::to_string(chunk); }
-
-// Every chunk of a type table through its kernels, on both heaps, twice.
-template <std::size_t NC>
-static void run_table(const char* kernel, const TypeInfo* table, const std::size_t (&chunks)[NC],
-               const std::vector<OpInfo>& ops) {
-    for (std::size_t c = 0; c + 1 < NC; ++c) {
-        const Kernel k(kernel_spv(chunk_name(kernel, c)));
+// Every type of a table through its kernel (`kernel`_<index>: one type each, common.glsl), on both
+// heaps, each operation 4 times per dispatch.
+template <std::size_t NT>
+static void run_table(const char* kernel, const TypeInfo (&table)[NT], const std::vector<OpInfo>& ops) {
+    for (std::size_t t = 0; t < NT; ++t) {
+        const Kernel k(kernel_spv(std::string(kernel) + "_" + std::to_string(t)));
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s));
-            for (int round = 0; round < 2; ++round) run_amo(k, s, table, chunks[c], chunks[c + 1] - chunks[c], ops);
+            run_amo(k, s, table, t, 1, ops, 4);
         }
     }
 }
 
 TEST_CASE("extended AMOs: fetch, set, swap of every type, both heaps", "[amo]") {
-    run_table("amo_ext", kValue, kValueChunks,
+    run_table("amo_ext", kValue,
               {{0, Kind::Fetch, true, "fetch"}, {1, Kind::Set, false, "set"}, {2, Kind::Swap, true, "swap"}});
 }
 
 TEST_CASE("standard AMOs: compare_swap, fetch_inc, inc, fetch_add, add of every type, both heaps", "[amo]") {
-    run_table("amo_std_cas_inc", kStd, kStdChunks,
+    run_table("amo_std_cas_inc", kStd,
               {{0, Kind::CompareSwap, true, "compare_swap"}, {1, Kind::FetchInc, true, "fetch_inc"},
                {2, Kind::Inc, false, "inc"}});
-    run_table("amo_std_add", kStd, kStdChunks, {{3, Kind::FetchAdd, true, "fetch_add"}, {4, Kind::Add, false, "add"}});
+    run_table("amo_std_add", kStd, {{3, Kind::FetchAdd, true, "fetch_add"}, {4, Kind::Add, false, "add"}});
 }
 
 TEST_CASE("bitwise AMOs: fetch_and/or/xor and and/or/xor of every type, both heaps", "[amo]") {
-    run_table("amo_bit", kBit, kBitChunks,
+    run_table("amo_bit", kBit,
               {{0, Kind::FetchAnd, true, "fetch_and"}, {1, Kind::And, false, "and"},
                {2, Kind::FetchOr, true, "fetch_or"}, {3, Kind::Or, false, "or"},
                {4, Kind::FetchXor, true, "fetch_xor"}, {5, Kind::Xor, false, "xor"}});

@@ -60,18 +60,16 @@ TEST_CASE("typed broadcast, collect, fcollect, alltoall", "[typed]") {
     static const std::size_t kElem[2][4] = {{sizeof(short), sizeof(int), sizeof(long), sizeof(float)},
                                             {sizeof(char), sizeof(double), sizeof(std::uint64_t), sizeof(std::int16_t)}};
     static const bool kWg[2][4] = {{false, true, false, true}, {true, false, true, false}};
-    for (int c = 0; c < 2; ++c) {
-        const auto kp = warm("coll_typed_" + std::to_string(c));
-        for (Space s : kSpaces) {
-            INFO("space: " << spmd::name(s) << ", kernel " << c);
-            std::vector<XferSpec> specs;
-            for (int rep = 0; rep < 2; ++rep)
-                for (Op op : {kBroadcast, kCollect, kFcollect, kAlltoall})
-                    specs.push_back(random_spec(op, kElem[c][op], 300, teams, kWg[c][op]));
-            std::shuffle(specs.begin(), specs.end(), spmd::shared_rng());
-            run_xfers(*kp, s, teams, specs);
+    for (int c = 0; c < 2; ++c)
+        for (Op op : {kBroadcast, kCollect, kFcollect, kAlltoall}) {
+            const auto kp = warm("coll_typed_" + std::to_string(4 * c + op)); // one operation each
+            for (Space s : kSpaces) {
+                INFO("space: " << spmd::name(s) << ", kernel " << 4 * c + op);
+                std::vector<XferSpec> specs;
+                for (int rep = 0; rep < 3; ++rep) specs.push_back(random_spec(op, kElem[c][op], 300, teams, kWg[c][op]));
+                run_xfers(*kp, s, teams, specs);
+            }
         }
-    }
 }
 
 // ---- Reductions ------------------------------------------------------------------------------------
@@ -87,12 +85,14 @@ TEST_CASE("every reduction of every type", "[reduce]") {
     if (skip_here()) return;
     const Teams teams;
     for (int op = 0; op < 7; ++op) {
-        // coll.glsl: kernel 2 op + h takes half h of the operation's table
-        const std::unique_ptr<Kernel> half[2] = {warm("coll_red_" + std::to_string(2 * op)),
-                                                 warm("coll_red_" + std::to_string(2 * op + 1))};
         const bool bitwise = op <= kXor;
         const TypeInfo* types = bitwise ? kRedBit : kRedAll;
         const std::size_t ntypes = bitwise ? std::size(kRedBit) : std::size(kRedAll);
+        // coll.glsl: a kernel per operation and kind
+        std::vector<std::unique_ptr<Kernel>> kinds;
+        for (std::size_t t = 0; t < ntypes; ++t)
+            kinds.push_back(warm("coll_red_" + std::to_string(bitwise ? 4 * op + static_cast<int>(t)
+                                                                      : 12 + 6 * (op - 3) + static_cast<int>(t))));
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s) << ", " << kRedName[op] << "_reduce");
             std::vector<RedSpec> ones;
@@ -104,11 +104,11 @@ TEST_CASE("every reduction of every type", "[reduce]") {
                     ones.push_back({t, spmd::shared_range(1, most), static_cast<int>(spmd::shared_range(0, 1)),
                                     ((op + static_cast<int>(t)) & 1) == 1, spmd::shared_range(0, 3) == 0});
                 }
-            for (int h = 0; h < 2; ++h) {
+            for (std::size_t t = 0; t < ntypes; ++t) {
                 std::vector<RedSpec> mine;
                 for (const RedSpec& o : ones)
-                    if ((o.type >= ntypes / 2) == (h == 1)) mine.push_back(o);
-                run_reductions(*half[h], s, teams, static_cast<RedOp>(op), types, mine);
+                    if (o.type == t) mine.push_back(o);
+                run_reductions(*kinds[t], s, teams, static_cast<RedOp>(op), types, mine);
             }
         }
     }

@@ -96,10 +96,10 @@ std::size_t random_count(std::size_t region, std::size_t elem) {
     }
 }
 
-// One record per bulk type of a kernel chunk.
-std::vector<Spec> typed_specs(std::size_t region, bool put, std::size_t chunk) {
+// `per` records of bulk type t (its kernel's one type), run side by side.
+std::vector<Spec> typed_specs(std::size_t region, bool put, std::uint32_t t, int per = 3) {
     std::vector<Spec> v;
-    for (auto t = static_cast<std::uint32_t>(kBulkChunks[chunk]); t < kBulkChunks[chunk + 1]; ++t) {
+    for (int k = 0; k < per; ++k) {
         Spec sp;
         sp.type = t;
         sp.put = put;
@@ -113,28 +113,27 @@ std::vector<Spec> typed_specs(std::size_t region, bool put, std::size_t chunk) {
     return v;
 }
 
-// One record per sized form (mem, 8 .. 128), `per` of each; mem at any byte offset, the others
-// at multiples of their element size.
-std::vector<Spec> sized_specs(std::size_t region, bool put, int per = 2) {
+// `per` records of sized form t (0 mem, then 8 .. 128: its kernel's one form); mem at any byte
+// offset, the others at multiples of their element size.
+std::vector<Spec> sized_specs(std::size_t region, bool put, std::uint32_t t, int per = 4) {
     std::vector<Spec> v;
-    for (std::uint32_t t = 0; t < std::size(kSizedBytes); ++t) {
-        for (int k = 0; k < per; ++k) {
-            Spec sp;
-            sp.type = t;
-            sp.put = put;
-            sp.elem = kSizedBytes[t];
-            const std::size_t step = t == 0 ? 1 : sp.elem;
-            sp.doff = spmd::shared_range(0, 31 / step) * step;
-            sp.soff = spmd::shared_range(0, 31 / step) * step;
-            sp.n = random_count(region - 32, sp.elem);
-            sp.name = kSizedName[t];
-            v.push_back(sp);
-        }
+    for (int k = 0; k < per; ++k) {
+        Spec sp;
+        sp.type = t;
+        sp.put = put;
+        sp.elem = kSizedBytes[t];
+        const std::size_t step = t == 0 ? 1 : sp.elem;
+        sp.doff = spmd::shared_range(0, 31 / step) * step;
+        sp.soff = spmd::shared_range(0, 31 / step) * step;
+        sp.n = random_count(region - 32, sp.elem);
+        sp.name = kSizedName[t];
+        v.push_back(sp);
     }
     return v;
 }
 
-std::string chunk_name(const char* kernel, std::size_t chunk) { return std::string(kernel) + "_" + std::to_string(chunk); }
+// The kernel of `kernel` for the one type (or sized form) t of its table (common.glsl).
+std::string chunk_name(const char* kernel, std::size_t t) { return std::string(kernel) + "_" + std::to_string(t); }
 
 } // namespace
 
@@ -150,11 +149,11 @@ TEST_CASE("typed put, put_nbi, get, get_nbi: every type, both heaps", "[rma]") {
                       {"rma_get_nbi", "shmem_TYPE_get_nbi + shmem_quiet", false}};
     for (const Op& op : ops) {
         INFO(op.routine);
-        for (std::size_t c = 0; c < chunk_count(kBulkChunks); ++c) {
-            const Kernel k(kernel_spv(chunk_name(op.kernel, c)));
+        for (std::uint32_t t = 0; t < std::size(kBulk); ++t) {
+            const Kernel k(kernel_spv(chunk_name(op.kernel, t)));
             for (Space s : kSpaces) {
                 INFO("space: " << spmd::name(s));
-                for (int round = 0; round < 2; ++round) run_bulk(k, false, s, 1024, typed_specs(1024, op.put, c));
+                run_bulk(k, false, s, 1024, typed_specs(1024, op.put, t));
             }
         }
     }
@@ -163,11 +162,11 @@ TEST_CASE("typed put, put_nbi, get, get_nbi: every type, both heaps", "[rma]") {
 TEST_CASE("typed put_wg and get_wg: one workgroup per type, both heaps", "[rma]") {
     for (int put = 1; put >= 0; --put) {
         INFO((put ? "shmem_TYPE_put_wg" : "shmem_TYPE_get_wg"));
-        for (std::size_t c = 0; c < chunk_count(kBulkChunks); ++c) {
-            const Kernel k(kernel_spv(chunk_name(put ? "rma_put_wg" : "rma_get_wg", c)));
+        for (std::uint32_t t = 0; t < std::size(kBulk); ++t) {
+            const Kernel k(kernel_spv(chunk_name(put ? "rma_put_wg" : "rma_get_wg", t)));
             for (Space s : kSpaces) {
                 INFO("space: " << spmd::name(s));
-                run_bulk(k, true, s, 16384, typed_specs(16384, put != 0, c));
+                run_bulk(k, true, s, 16384, typed_specs(16384, put != 0, t, 2));
             }
         }
     }
@@ -179,16 +178,18 @@ TEST_CASE("putmem, getmem and put/get 8..128, blocking and nbi, at any alignment
         const char* routine;
         bool put;
     };
-    const Op ops[] = {{"rma_mem_put_0", "shmem_putmem / shmem_putSIZE", true},
-                      {"rma_mem_put_nbi_0", "shmem_putmem_nbi / shmem_putSIZE_nbi + shmem_quiet", true},
-                      {"rma_mem_get_0", "shmem_getmem / shmem_getSIZE", false},
-                      {"rma_mem_get_nbi_0", "shmem_getmem_nbi / shmem_getSIZE_nbi + shmem_quiet", false}};
+    const Op ops[] = {{"rma_mem_put", "shmem_putmem / shmem_putSIZE", true},
+                      {"rma_mem_put_nbi", "shmem_putmem_nbi / shmem_putSIZE_nbi + shmem_quiet", true},
+                      {"rma_mem_get", "shmem_getmem / shmem_getSIZE", false},
+                      {"rma_mem_get_nbi", "shmem_getmem_nbi / shmem_getSIZE_nbi + shmem_quiet", false}};
     for (const Op& op : ops) {
         INFO(op.routine);
-        const Kernel k(kernel_spv(op.kernel));
-        for (Space s : kSpaces) {
-            INFO("space: " << spmd::name(s));
-            for (int round = 0; round < 3; ++round) run_bulk(k, false, s, 8192, sized_specs(8192, op.put));
+        for (std::uint32_t t = 0; t < std::size(kSizedBytes); ++t) {
+            const Kernel k(kernel_spv(chunk_name(op.kernel, t)));
+            for (Space s : kSpaces) {
+                INFO("space: " << spmd::name(s));
+                run_bulk(k, false, s, 8192, sized_specs(8192, op.put, t));
+            }
         }
     }
 }
@@ -196,10 +197,12 @@ TEST_CASE("putmem, getmem and put/get 8..128, blocking and nbi, at any alignment
 TEST_CASE("putmem_wg, getmem_wg and put/get 8..128 _wg, at any alignment", "[rma]") {
     for (int put = 1; put >= 0; --put) {
         INFO((put ? "shmem_putmem_wg / shmem_putSIZE_wg" : "shmem_getmem_wg / shmem_getSIZE_wg"));
-        const Kernel k(kernel_spv(put ? "rma_mem_put_wg_0" : "rma_mem_get_wg_0"));
-        for (Space s : kSpaces) {
-            INFO("space: " << spmd::name(s));
-            for (int round = 0; round < 2; ++round) run_bulk(k, true, s, 65536, sized_specs(65536, put != 0));
+        for (std::uint32_t t = 0; t < std::size(kSizedBytes); ++t) {
+            const Kernel k(kernel_spv(chunk_name(put ? "rma_mem_put_wg" : "rma_mem_get_wg", t)));
+            for (Space s : kSpaces) {
+                INFO("space: " << spmd::name(s));
+                run_bulk(k, true, s, 65536, sized_specs(65536, put != 0, t, 3));
+            }
         }
     }
 }
@@ -246,10 +249,10 @@ TEST_CASE("transfers of 0.25-4 MiB: one invocation and one workgroup", "[rma][la
 }
 
 TEST_CASE("p and g: every value type, both heaps", "[rma]") {
-    constexpr std::size_t kPerType = 4;
-    for (std::size_t c = 0; c < chunk_count(kValueChunks); ++c) {
+    constexpr std::size_t kPerType = 8;
+    for (std::size_t c = 0; c < std::size(kValue); ++c) {
         const Kernel pg(kernel_spv(chunk_name("rma_pg", c)));
-        const std::size_t first = kValueChunks[c], types = kValueChunks[c + 1] - first, N = types * kPerType;
+        const std::size_t first = c, types = 1, N = types * kPerType;
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s));
             for (std::uint32_t op = 0; op < 2; ++op) {
@@ -354,7 +357,7 @@ TEST_CASE("shmem_ptr, shmem_my_pe, shmem_n_pes", "[rma]") {
 }
 
 TEST_CASE("shmem_quiet completes and shmem_fence orders puts", "[rma]") {
-    const Kernel misc(kernel_spv("rma_misc_0"));
+    const Kernel nbi_quiet(kernel_spv("rma_misc_2")), fence_quiet(kernel_spv("rma_misc_3"));
     for (Space s : kSpaces) {
         INFO("space: " << spmd::name(s));
         constexpr std::size_t B = 10000;
@@ -373,8 +376,10 @@ TEST_CASE("shmem_quiet completes and shmem_fence orders puts", "[rma]") {
         shmem_barrier_all();
         Push p;
         p.recs = recs.address();
-        p.count = 2;
-        REQUIRE(misc.run(1, p) == 0);
+        p.count = 1;
+        REQUIRE(nbi_quiet.run(1, p) == 0);
+        p.recs = recs.address() + sizeof(Rec);
+        REQUIRE(fence_quiet.run(1, p) == 0);
         std::vector<unsigned char> mine(2 * B);
         spmd::fill_bytes(mine.data(), 2 * B, Gen(key, static_cast<std::uint64_t>(spmd::me())));
         {
@@ -393,7 +398,7 @@ TEST_CASE("shmem_quiet completes and shmem_fence orders puts", "[rma]") {
 }
 
 TEST_CASE("errors: a bad PE, an address outside the heaps, a transfer over the loop budget", "[rma][errors]") {
-    const Kernel misc(kernel_spv("rma_misc_0"));
+    const Kernel misc(kernel_spv("rma_misc_1"));
     const std::size_t big = std::size_t{2} << 20;
     spmd::SymArray<unsigned char> dst(Space::Host, big + 64), src(Space::Host, big + 64);
     Records recs(1);

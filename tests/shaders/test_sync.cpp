@@ -136,12 +136,12 @@ TEST_CASE("put_signal, put_signal_nbi: every type and sized form, SET and ADD, b
     constexpr std::size_t R = 2048;
     for (int nbi = 0; nbi < 2; ++nbi) {
         INFO((nbi ? "shmem_TYPE_put_signal_nbi" : "shmem_TYPE_put_signal"));
-        for (std::size_t c = 0; c < chunk_count(kBulkChunks); ++c) {
-            const Kernel k(kernel_spv(std::string(nbi ? "sync_sig_nbi_" : "sync_sig_") + std::to_string(c)));
+        for (std::uint32_t t = 0; t < std::size(kBulk); ++t) { // a kernel per type (common.glsl)
+            const Kernel k(kernel_spv(std::string(nbi ? "sync_sig_nbi_" : "sync_sig_") + std::to_string(t)));
             for (Space s : kSpaces) {
                 INFO("space: " << spmd::name(s));
                 std::vector<SigSpec> specs;
-                for (auto t = static_cast<std::uint32_t>(kBulkChunks[c]); t < kBulkChunks[c + 1]; ++t) {
+                for (int k2 = 0; k2 < 3; ++k2) {
                     const std::size_t e = kBulk[t].size;
                     specs.push_back({t, 0, e, spmd::shared_range(0, 7) * e, spmd::shared_range(0, 7) * e,
                                      random_count(R / e - 8), kBulk[t].name});
@@ -152,18 +152,19 @@ TEST_CASE("put_signal, put_signal_nbi: every type and sized form, SET and ADD, b
     }
     for (int nbi = 0; nbi < 2; ++nbi) {
         INFO((nbi ? "shmem_putmem_signal_nbi / shmem_putSIZE_signal_nbi" : "shmem_putmem_signal / shmem_putSIZE_signal"));
-        const Kernel k(kernel_spv(nbi ? "sync_sig_sized_nbi_0" : "sync_sig_sized_0"));
-        for (Space s : kSpaces) {
-            INFO("space: " << spmd::name(s));
-            std::vector<SigSpec> specs;
-            for (std::uint32_t t = 0; t < std::size(kSizedBytes); ++t)
-                for (int k2 = 0; k2 < 2; ++k2) {
+        for (std::uint32_t t = 0; t < std::size(kSizedBytes); ++t) { // a kernel per sized form
+            const Kernel k(kernel_spv(std::string(nbi ? "sync_sig_sized_nbi_" : "sync_sig_sized_") + std::to_string(t)));
+            for (Space s : kSpaces) {
+                INFO("space: " << spmd::name(s));
+                std::vector<SigSpec> specs;
+                for (int k2 = 0; k2 < 3; ++k2) {
                     const std::size_t e = kSizedBytes[t], step = t == 0 ? 1 : e;
                     specs.push_back({t, 0, e, spmd::shared_range(0, 31 / step) * step,
                                      spmd::shared_range(0, 31 / step) * step, random_count((R - 32) / e),
                                      kSizedName[t]});
                 }
-            run_signal(k, s, R, specs, s);
+                run_signal(k, s, R, specs, s);
+            }
         }
     }
 }
@@ -211,15 +212,15 @@ static void run_waits(const Kernel& k, Space s, std::vector<Rec> plan, const std
 }
 
 TEST_CASE("wait_until and test: every type and comparison, both heaps", "[wait]") {
-    for (std::size_t c = 0; c < chunk_count(kStdChunks); ++c) {
-        const Kernel k(kernel_spv("sync_wait_" + std::to_string(c)));
+    for (std::uint32_t t = 0; t < std::size(kStd); ++t) { // a kernel per type (common.glsl)
+        const Kernel k(kernel_spv("sync_wait_" + std::to_string(t)));
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s));
             std::vector<Rec> plan;
             std::vector<std::uint64_t> ivar_values, expected;
             std::vector<std::string> what;
             Gen g(spmd::shared_key());
-            for (auto t = static_cast<std::uint32_t>(kStdChunks[c]); t < kStdChunks[c + 1]; ++t)
+            for (int rep = 0; rep < 2; ++rep) // every comparison twice, side by side
                 for (int cmp = 0; cmp < 6; ++cmp)
                     for (std::uint32_t op = 0; op < 2; ++op) {
                         std::uint64_t v = g.next(); // a 4-byte type's slot: the high half is junk it must ignore
@@ -358,16 +359,18 @@ TEST_CASE("live, all PEs at once: shmem_barrier_all_wg rounds, put_signal rings 
         report("skipped the live cross-PE test: %s", why);
         return;
     }
-    const Kernel k(kernel_spv("sync_live_0"));
+    // A kernel per mode (sync.glsl): barrier rounds, an invocation's ring, a workgroup's ring.
+    const Kernel k(kernel_spv("sync_live_0")), ring(kernel_spv("sync_live_1")), ring_wg(kernel_spv("sync_live_2"));
     const int n = spmd::npes();
     spmd::SymArray<std::uint64_t> errors(Space::Host, 1);
-    {
-        // Compiled first (zero rounds): lavapipe compiles at the first dispatch, a minute with a
-        // cold shader cache, and the other PEs' barrier waits would outlast their bound meanwhile.
+    for (const Kernel* each : {&k, &ring, &ring_wg}) {
+        // Compiled first (zero rounds; the ring kernels return at once in mode 0): lavapipe
+        // compiles at the first dispatch, seconds with a cold shader cache, and the other PEs'
+        // waits would outlast their bound meanwhile.
         Records none(1);
         Push w;
         w.recs = none.address();
-        REQUIRE(k.run(1, w) == 0);
+        REQUIRE(each->run(1, w) == 0);
     }
     bool other_devices = false;
     for (int pe = 0; pe < n; ++pe) other_devices = other_devices || !same_device(pe);
@@ -420,7 +423,7 @@ TEST_CASE("live, all PEs at once: shmem_barrier_all_wg rounds, put_signal rings 
             Push p;
             p.recs = recs.address();
             p.mode = mode;
-            CHECK(k.run(1, p) == 0);
+            CHECK((mode == 1 ? ring : ring_wg).run(1, p) == 0);
             std::vector<unsigned char> left(B);
             spmd::fill_bytes(left.data(), B, Gen(key, static_cast<std::uint64_t>(spmd::left())));
             SPMD_REQUIRE_OK(spmd::diff_bytes(seen.get(), left.data(), bytes)); // complete once signalled
