@@ -66,7 +66,8 @@ TEST_CASE("typed broadcast, collect, fcollect, alltoall", "[typed]") {
             for (Space s : kSpaces) {
                 INFO("space: " << spmd::name(s) << ", kernel " << 4 * c + op);
                 std::vector<XferSpec> specs;
-                for (int rep = 0; rep < 3; ++rep) specs.push_back(random_spec(op, kElem[c][op], 300, teams, kWg[c][op]));
+                for (int rep = 0; rep < 3; ++rep)
+                    specs.push_back(random_spec(op, kElem[c][op], 300, teams, kWg[c][op]));
                 run_xfers(*kp, s, teams, specs);
             }
         }

@@ -153,7 +153,8 @@ TEST_CASE("put_signal, put_signal_nbi: every type and sized form, SET and ADD, b
     for (int nbi = 0; nbi < 2; ++nbi) {
         INFO((nbi ? "shmem_putmem_signal_nbi / shmem_putSIZE_signal_nbi" : "shmem_putmem_signal / shmem_putSIZE_signal"));
         for (std::uint32_t t = 0; t < std::size(kSizedBytes); ++t) { // a kernel per sized form
-            const Kernel k(kernel_spv(std::string(nbi ? "sync_sig_sized_nbi_" : "sync_sig_sized_") + std::to_string(t)));
+            const std::string name = nbi ? "sync_sig_sized_nbi_" : "sync_sig_sized_";
+            const Kernel k(kernel_spv(name + std::to_string(t)));
             for (Space s : kSpaces) {
                 INFO("space: " << spmd::name(s));
                 std::vector<SigSpec> specs;
