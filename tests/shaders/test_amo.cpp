@@ -56,7 +56,7 @@ std::uint64_t apply(Kind k, std::uint64_t old, std::uint64_t a, std::uint64_t b,
     return v & low_mask(size);
 }
 
-// One dispatch: per (type in [first, first + NT), op), two records, each on its own slot of PE
+// One dispatch: per (type in [first, first + NT), op), `per` records, each on its own slot of PE
 // (me + shift) % n_pes. Record types are indices into the whole table.
 void run_amo(const Kernel& k, Space s, const TypeInfo* table, std::size_t first, std::size_t NT,
              const std::vector<OpInfo>& ops, std::size_t per = 2) {
