@@ -56,13 +56,13 @@ std::uint64_t apply(Kind k, std::uint64_t old, std::uint64_t a, std::uint64_t b,
     return v & low_mask(size);
 }
 
-// One dispatch: per (type in [first, first + NT), op), `per` records, each on its own slot of PE
-// (me + shift) % n_pes. Record types are indices into the whole table.
-void run_amo(const Kernel& k, Space s, const TypeInfo* table, std::size_t first, std::size_t NT,
-             const std::vector<OpInfo>& ops, std::size_t per = 2) {
-    const TypeInfo* types = table + first;
+// One dispatch of the kernel of type ti of `table`: per op, `per` records, each on its own slot of
+// PE (me + shift) % n_pes.
+void run_amo(const Kernel& k, Space s, const TypeInfo* table, std::uint32_t ti, const std::vector<OpInfo>& ops,
+             std::size_t per) {
+    const TypeInfo& t = table[ti];
     const int n = spmd::npes(), me = spmd::me();
-    const std::size_t N = NT * ops.size() * per;
+    const std::size_t N = ops.size() * per;
     spmd::SymArray<std::uint64_t> tgt(s, N), res(Space::Host, N);
     Records recs(N);
     const std::uint64_t key = spmd::shared_key();
@@ -86,7 +86,6 @@ void run_amo(const Kernel& k, Space s, const TypeInfo* table, std::size_t first,
     // does (shaders/README.md, "Limits"): on GPUs such shifts become 0 (every PE on itself).
     const bool private_heaps = s == Space::Device && device_heaps_unshared();
     for (std::size_t i = 0; i < N; ++i) {
-        const TypeInfo& t = types[(i / ops.size()) % NT];
         Gen g(key ^ 0x6f70657261ull, i);
         draws[i] = Draw{static_cast<int>(spmd::shared_range(0, static_cast<std::uint64_t>(n - 1))), random_bits(t, g),
                         random_bits(t, g), spmd::shared_range(0, 1) == 1};
@@ -94,12 +93,10 @@ void run_amo(const Kernel& k, Space s, const TypeInfo* table, std::size_t first,
     }
     for (std::size_t i = 0; i < N; ++i) {
         const OpInfo& op = ops[i % ops.size()];
-        const std::uint32_t ti = static_cast<std::uint32_t>((i / ops.size()) % NT);
         const int target = (me + draws[i].shift) % n;
-        const std::uint64_t m = low_mask(types[ti].size);
+        const std::uint64_t m = low_mask(t.size);
         const std::uint64_t b = draws[i].cas_hits ? initial(target)[i] & m : draws[i].b_random;
-        recs[i] = Rec{op.code, static_cast<std::uint32_t>(first + ti), target, 0, dev(tgt.at(i)), 0, 0, draws[i].a, b,
-                      dev(res.at(i))};
+        recs[i] = Rec{op.code, ti, target, 0, dev(tgt.at(i)), 0, 0, draws[i].a, b, dev(res.at(i))};
     }
     shmem_barrier_all();
     Push p;
@@ -113,7 +110,6 @@ void run_amo(const Kernel& k, Space s, const TypeInfo* table, std::size_t first,
     std::memset(&poison, spmd::poison_byte(), 8);
     for (std::size_t i = 0; i < N; ++i) {
         const OpInfo& op = ops[i % ops.size()];
-        const TypeInfo& t = types[(i / ops.size()) % NT];
         const Draw& d = draws[i];
         const std::uint64_t m = low_mask(t.size);
         INFO("slot " << i << ": shmem_" << t.name << "_atomic_" << op.name << ", operand 0x" << std::hex << d.a
@@ -145,7 +141,7 @@ static void run_table(const char* kernel, const TypeInfo (&table)[NT], const std
         const Kernel k(kernel_spv(std::string(kernel) + "_" + std::to_string(t)));
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s));
-            run_amo(k, s, table, t, 1, ops, 4);
+            run_amo(k, s, table, static_cast<std::uint32_t>(t), ops, 4);
         }
     }
 }

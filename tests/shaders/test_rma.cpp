@@ -252,7 +252,7 @@ TEST_CASE("p and g: every value type, both heaps", "[rma]") {
     constexpr std::size_t kPerType = 8;
     for (std::size_t c = 0; c < std::size(kValue); ++c) {
         const Kernel pg(kernel_spv(chunk_name("rma_pg", c)));
-        const std::size_t first = c, types = 1, N = types * kPerType;
+        const std::size_t N = kPerType; // records of the kernel's one type c
         for (Space s : kSpaces) {
             INFO("space: " << spmd::name(s));
             for (std::uint32_t op = 0; op < 2; ++op) {
@@ -260,12 +260,11 @@ TEST_CASE("p and g: every value type, both heaps", "[rma]") {
                 spmd::SymArray<std::uint64_t> dst(s, N), src(s, N);
                 Records recs(N);
                 const std::uint64_t key = spmd::shared_key();
-                auto type_of = [&](std::size_t i) { return first + i % types; };
                 auto values_of = [&](int pe) {
                     std::vector<std::uint64_t> v(N);
                     Gen g(key, static_cast<std::uint64_t>(pe));
                     for (std::size_t i = 0; i < N; ++i) {
-                        const TypeInfo& t = kValue[type_of(i)];
+                        const TypeInfo& t = kValue[c];
                         const std::uint64_t value = random_bits(t, g);
                         const std::uint64_t junk = (g.next() << 32) & ~low_mask(t.size); // unused half
                         v[i] = value | junk;
@@ -277,7 +276,7 @@ TEST_CASE("p and g: every value type, both heaps", "[rma]") {
                 for (std::size_t i = 0; i < N; ++i) {
                     Rec& r = recs[i];
                     r.op = op;
-                    r.type = static_cast<std::uint32_t>(type_of(i));
+                    r.type = static_cast<std::uint32_t>(c);
                     r.pe = spmd::right();
                     r.dst = dev(dst.at(i));
                     r.src = dev(src.at(i));
@@ -293,7 +292,7 @@ TEST_CASE("p and g: every value type, both heaps", "[rma]") {
                 std::uint64_t poison;
                 std::memset(&poison, spmd::poison_byte(), 8);
                 for (std::size_t i = 0; i < N; ++i) {
-                    const TypeInfo& t = kValue[type_of(i)];
+                    const TypeInfo& t = kValue[c];
                     INFO("element " << i << ", type " << t.name);
                     const std::uint64_t m = low_mask(t.size);
                     CHECK((got[i] & m) == (expected[i] & m));
