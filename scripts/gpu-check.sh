@@ -10,7 +10,7 @@
 #                               peers' device heaps through active messages,
 #                               at 2-3 PEs), heat2d, perf (the
 #                               shader and device-heap figures, with --diag
-#                               rows, and vk-submit-probe), hostperf (vkshmem-perf), collperf
+#                               rows, vk-submit-probe and vk-copy-probe), hostperf (vkshmem-perf), collperf
 #                               (its collective tests at 4 PEs), devcoll
 #                               (vkshmem-coll-perf: device collectives and
 #                               queue-ordered operations at 1, 2 and 4 PEs),
@@ -45,7 +45,8 @@ pack)
     mkdir -p "$root/.gpu/bin" "$root/.gpu/lib"
     cp -a "$build"/lib/libvkshmem.so* "$root/.gpu/lib/"
     cp "$build"/bin/oshrun "$build"/bin/vkshmem-info "$build"/bin/vkshmem-perf "$build"/bin/vkshmem-gpu-perf \
-        "$build"/bin/vkshmem-coll-perf "$build"/bin/vk-submit-probe "$build"/bin/ring "$build"/bin/heat2d \
+        "$build"/bin/vkshmem-coll-perf "$build"/bin/vk-submit-probe "$build"/bin/vk-copy-probe \
+        "$build"/bin/ring "$build"/bin/heat2d \
         "$build"/bin/cg "$root/.gpu/bin/"
     for t in "$build"/bin/spmd_* "$build"/bin/shader_*; do [ -x "$t" ] && cp "$t" "$root/.gpu/bin/"; done
     mkdir -p "$root/.gpu/spv"
@@ -143,6 +144,8 @@ run)
             --mib 256 || fails=$((fails + 1))
         echo "== vk-submit-probe (raw Vulkan: the ways to put 8 bytes into device memory the CPU cannot map)"
         timeout 120 "$bin/vk-submit-probe" || fails=$((fails + 1))
+        echo "== vk-copy-probe (raw Vulkan: what the copy engine pays per region, 16 MiB in regions of 4 KiB-16 MiB)"
+        timeout 120 "$bin/vk-copy-probe" || fails=$((fails + 1))
     fi
     if want hostperf; then
         echo "== vkshmem-perf at 2 PEs (host heap)"
