@@ -20,9 +20,11 @@ namespace vkshmem {
 //   width    AMO width in bytes (4 or 8)
 //   amo_op   rma::detail::AmoOp
 //   from     sending PE; channel: which of its AmChannels waits for the reply
-//   offset   target offset in `space`; bytes: length of a put or get
+//   offset   target offset in `space`; bytes: length of a put or get (of a
+//            PutList: of its list)
 //   local    offset in the sender's host heap of a put's data or a get's
-//            destination (its staging area, or the caller's own buffer there)
+//            destination (its staging area, or the caller's own buffer there;
+//            of a PutList: of its list)
 //   operand, cond   AMO operands; seq: echoed into the reply
 struct alignas(64) AmSlot {
     std::uint64_t state;
@@ -34,7 +36,15 @@ struct alignas(64) AmSlot {
 };
 static_assert(sizeof(AmSlot) == 64, "one active message is one cache line");
 
-enum class AmOp : std::uint8_t { Put = 1, Get = 2, Amo = 3 };
+enum class AmOp : std::uint8_t { Put = 1, Get = 2, Amo = 3, PutList = 4 };
+
+// One put of a PutList message: `bytes` from offset `local` of the sender's host heap to offset
+// `offset` of the message's space. The list lies in the sender's host heap at the message's
+// `local`, `bytes` long; the owner carries out its puts in order, by device copies in one
+// submission where they are more than BAR stores should carry (VKSHMEM_BAR_PUT_MAX).
+struct AmPiece {
+    std::uint64_t offset, local, bytes;
+};
 
 constexpr std::uint32_t kAmSlots = 64;
 

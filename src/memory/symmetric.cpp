@@ -59,9 +59,10 @@ std::size_t round_page(std::size_t v) { return (v + page_size() - 1) & ~(page_si
 } // namespace
 
 Result<std::unique_ptr<SymmetricMemory>> SymmetricMemory::create(const Config& cfg, Bootstrap& boot,
-                                                                  VulkanDevice* dev) {
+                                                                  VulkanDevice* dev, std::size_t proxy_bytes) {
     std::unique_ptr<SymmetricMemory> m(new SymmetricMemory);
     m->dev_ = dev;
+    m->proxy_bytes_ = round_page(proxy_bytes);
     m->n_pes_ = boot.size();
     m->my_pe_ = boot.rank();
     for (auto& v : m->peer_base_) v.assign(static_cast<std::size_t>(m->n_pes_), nullptr);
@@ -116,7 +117,7 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
     const std::size_t dev_size = round_page(cfg.VKSHMEM_DEVICE_HEAP_SIZE);
     coll_space_ = dev_size >= kDeviceCollMinHeap ? kDeviceHeap : kHostHeap;
     std::size_t host_size = round_page(std::max<std::uint64_t>(cfg.SHMEM_SYMMETRIC_SIZE, 0) + kInternalReserve +
-                                       (coll_space_ == kHostHeap ? kDeviceCollBytes : 0));
+                                       (coll_space_ == kHostHeap ? kDeviceCollBytes : 0) + proxy_bytes_);
     // The base is aligned as far as shmem_align may ask (every PE alike, so
     // aligned offsets are aligned addresses everywhere).
     std::size_t base_align = std::min<std::size_t>(kMaxHeapAlign, std::bit_ceil(host_size));
@@ -149,6 +150,11 @@ Result<void> SymmetricMemory::create_local(const Config& cfg, Bootstrap& boot) {
         auto at = alloc_[kHostHeap].allocate(kDeviceCollBytes, kDeviceCollSlotBytes);
         if (!at) return make_error("the host heap is too small for the device collectives' area");
         coll_at_ = *at;
+    }
+    if (proxy_bytes_) { // (untouched pages of a memfd cost nothing)
+        auto at = alloc_[kHostHeap].allocate(proxy_bytes_, 4096);
+        if (!at) return make_error("the host heap is too small for the proxy's state block");
+        proxy_at_ = *at;
     }
 
     // Device heap.

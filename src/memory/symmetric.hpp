@@ -25,7 +25,10 @@ class SymmetricMemory {
 public:
     // Collective: creates the heaps, exchanges them with node-local peers and
     // fills g_state's space tables. `dev` may be null (host-only mode).
-    static Result<std::unique_ptr<SymmetricMemory>> create(const Config& cfg, Bootstrap& boot, VulkanDevice* dev);
+    // `proxy_bytes`: the proxy's state block, kept in the runtime's part of the host heap (the same
+    // size on every PE, device or not, so that offsets stay symmetric).
+    static Result<std::unique_ptr<SymmetricMemory>> create(const Config& cfg, Bootstrap& boot, VulkanDevice* dev,
+                                                           std::size_t proxy_bytes = 0);
     ~SymmetricMemory();
 
     // Collective allocation in one space; nullptr when it does not fit.
@@ -77,6 +80,9 @@ public:
     // The device collectives' block of team slot `slot` (memory/internal_area.hpp): its space and
     // offset there (the same on every PE).
     Space coll_space() const { return coll_space_; }
+    // Where the proxy's state block is in the host heap (0: none). Node-local peers map it with the
+    // heap, and their devices copy from it: an owner's proxy takes a shader's bulk puts from there.
+    std::size_t proxy_offset() const { return proxy_at_; }
     std::size_t coll_offset(int slot) const { return coll_at_ + static_cast<std::size_t>(slot) * kDeviceCollSlotBytes; }
     // Zeroes this PE's sync counter of the slot (its block's first kDeviceCollCounterBytes).
     Result<void> zero_coll_counters(int slot);
@@ -113,6 +119,7 @@ private:
     std::size_t mailbox_tail_ = 0; // bytes after the device heap for the AMO mailbox
     Space coll_space_ = kHostHeap;  // where the device collectives' area is
     std::size_t coll_at_ = 0;       // and its offset there
+    std::size_t proxy_bytes_ = 0, proxy_at_ = 0; // the proxy's state block in the host heap
     void* reserved_ = nullptr; // address range of a device heap the CPU cannot map
 };
 

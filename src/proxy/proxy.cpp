@@ -33,6 +33,13 @@ constexpr std::size_t kStreamBatch = 1 << 20;
 // A run of a bulk put into a host heap this GPU has imported goes to the copy stream from this
 // size on, and while the stream is busy from one full piece on; smaller runs are CPU copies.
 constexpr std::size_t kStreamHostFrom = 8 * VKSHMEM_RING_PAYLOAD_BYTES;
+// A list of puts for an owner's proxy (put_by_list) goes once it holds this much, or nothing more
+// came for kListIdle: the owner copies a list in one submission. kListMax: what the sender's staging
+// area holds, far above the ring's slots.
+constexpr std::size_t kListBatch = 2 << 20;
+constexpr auto kListIdle = std::chrono::microseconds(5);
+constexpr std::size_t kListMax = 4096;
+static_assert(kListMax * sizeof(AmPiece) <= kAmStagingBytes);
 
 // VKSHMEM_DEVICE_WAIT_POLLS=0. lavapipe ends every loop after 65,535 iterations, so a wait there
 // has 60,000 polls with a long back-off (about 100 ms). A GPU's polls are short, and a host write
@@ -52,10 +59,8 @@ long cpu_device_nap_ns(std::chrono::steady_clock::duration idle) {
 }
 } // namespace
 
-Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& dev, SymmetricMemory& mem) {
-    std::unique_ptr<Proxy> p(new Proxy(dev, mem));
-    const int n = g_state.n_pes;
-    Layout& L = p->at_;
+Proxy::Layout Proxy::layout(int n) {
+    Layout L{};
     L.state = 0;
     L.peers = align_up(sizeof(vkshmem_state_layout), 64);
     L.ring = align_up(L.peers + sizeof(vkshmem_peer_layout) * static_cast<std::size_t>(n), 64);
@@ -66,11 +71,34 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     L.teams = align_up(L.mailboxes + sizeof(vkshmem_mailbox_entry) * static_cast<std::size_t>(n), 64);
     L.team_stride = sizeof(vkshmem_team_layout) + align_up(sizeof(std::int32_t) * static_cast<std::size_t>(n), 64);
     L.total = L.teams + L.team_stride * kMaxTeams;
-    auto block = dev.allocate_mapped(L.total, VulkanDevice::MappedUse::HostReads);
-    if (!block) return make_error(fmt::format("device state block: {}", block.error().message));
-    p->block_ = *block;
+    return L;
+}
+
+Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& dev, SymmetricMemory& mem) {
+    std::unique_ptr<Proxy> p(new Proxy(dev, mem));
+    const int n = g_state.n_pes;
+    p->at_ = layout(n);
+    const Layout& L = p->at_;
+    // The block in the runtime's part of the host heap, where node-local peers map it and their
+    // devices copy from it (their proxies take shaders' bulk puts straight from the ring: put_by_list);
+    // in an allocation of its own where this device has not imported the host heap.
+    const DeviceMemory* heap = mem.shader_memory(g_state.my_pe, kHostHeap);
+    if (heap && heap->buffer && heap->address && mem.proxy_offset() &&
+        mem.proxy_offset() + L.total <= g_state.space[kHostHeap].size) {
+        p->block_ = *heap;
+        p->block_at_ = mem.proxy_offset();
+        p->block_owned_ = false;
+        p->block_.address += p->block_at_;
+        p->block_.mapped = reinterpret_cast<char*>(g_state.space[kHostHeap].lo) + p->block_at_; // a memfd: zero
+        p->block_.size = L.total;
+        p->list_heap_at_ = p->block_at_ + L.payload;
+    } else {
+        auto block = dev.allocate_mapped(L.total, VulkanDevice::MappedUse::HostReads);
+        if (!block) return make_error(fmt::format("device state block: {}", block.error().message));
+        p->block_ = *block;
+        std::memset(p->block_.mapped, 0, L.total);
+    }
     p->base_ = static_cast<char*>(p->block_.mapped);
-    std::memset(p->base_, 0, L.total);
     const std::uint64_t a = p->block_.address;
 
     auto* st = reinterpret_cast<vkshmem_state_layout*>(p->base_ + L.state);
@@ -159,8 +187,8 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     if (auto h = dev.allocate_mapped(L.requests + map_bytes, VulkanDevice::MappedUse::ShaderReads)) p->head_ = *h;
     else VKSHMEM_DEBUG("proxy: the HLSL library reads the state block in host memory: {}", h.error().message);
     const ShaderDescriptors::Heap head{p->head_.buffer, L.requests + map_bytes};
-    auto descriptors = ShaderDescriptors::create(dev, p->block_.buffer, L.total, answers, mailbox, reply, head, heaps,
-                                                 g_state.my_pe);
+    auto descriptors = ShaderDescriptors::create(dev, {p->block_.buffer, L.total, p->block_at_}, answers, mailbox,
+                                                 reply, head, heaps, g_state.my_pe);
     if (!descriptors) return make_error(fmt::format("HLSL descriptor set: {}", descriptors.error().message));
     p->descriptors_ = std::move(*descriptors);
     st->self = a;
@@ -279,7 +307,7 @@ Proxy::~Proxy() {
     if (thread_.joinable()) thread_.join();
     stream_.reset();
     descriptors_.reset();
-    dev_.release(block_);
+    if (block_owned_) dev_.release(block_);
     if (cmd_base_) dev_.release(cmd_block_);
     if (teams_base_) dev_.release(teams_local_);
     if (ans_) dev_.release(answers_);
@@ -500,7 +528,7 @@ bool Proxy::serve_one() {
         deferred_ = first + n;
         // A full ring waits for these slots: complete them now rather than after the next poll.
         if (unstreamed_ || !stream_) {
-            if (deferred_ - completed_ >= VKSHMEM_RING_SLOTS / 2) settle();
+            if (deferred_ - completed_ >= VKSHMEM_RING_SLOTS / 2 || list_bytes_ >= kListBatch) settle();
         } else if (stream_->open_bytes() >= kStreamBatch) {
             launch();
         }
@@ -539,6 +567,10 @@ void Proxy::land(bool wait) {
 
 void Proxy::flush() {
     if (!deferring_) return;
+    // A list for an owner's proxy waits a little for more runs of the bulk transfer: each list
+    // costs the owner a copy submission.
+    if (!list_.empty() && list_bytes_ < kListBatch && std::chrono::steady_clock::now() - list_last_ < kListIdle)
+        return;
     // Puts of other routes: one batch (a copy submission for those that need one) and a wait.
     if (unstreamed_ || !stream_) settle();
     else if (stream_->open_bytes()) launch();
@@ -554,6 +586,7 @@ void Proxy::settle() {
         if (auto done = stream_->done(true); !done) fatal("shader request (proxy)", "{}", done.error().message);
         flights_.clear();
     }
+    send_list();
     rma::quiet("shader request (proxy)");
     complete(deferred_, VKSHMEM_OP_PUT, 0, 0);
     settles_.fetch_add(1, std::memory_order_relaxed);
@@ -606,11 +639,37 @@ bool Proxy::put_by_copy(int pe, char* target, char* payload, std::size_t n) {
     }
     if (!m || !m->buffer) return false;
     const std::size_t off = reinterpret_cast<std::uintptr_t>(target) - g_state.space[s].lo;
-    const std::size_t from = static_cast<std::size_t>(payload - base_);
+    const std::size_t from = block_at_ + static_cast<std::size_t>(payload - base_); // in block_'s buffer
     if (stream_) stream_->add(*m, off, block_, from, n, host);
     else if (auto r = dev_.copy_nbi(*m, off, block_, from, n); !r)
         fatal("shader request (proxy)", "{}", r.error().message);
     return true;
+}
+
+bool Proxy::put_by_list(int pe, char* target, char* payload, std::size_t n) {
+    // Only whole pieces (the runs of bulk transfers): a lone small put goes at once.
+    const int s = space_of(target);
+    if (!list_heap_at_ || s < 0 || n < VKSHMEM_RING_PAYLOAD_BYTES || g_state.space[s].route[pe] != Route::Proxy ||
+        g_state.space[kHostHeap].route[pe] == Route::Network || !g_state.space[kHostHeap].peer[pe])
+        return false;
+    if (pe != list_pe_ || s != list_space_ || list_.size() == kListMax) send_list();
+    list_pe_ = pe;
+    list_space_ = s;
+    list_.push_back({reinterpret_cast<std::uintptr_t>(target) - g_state.space[s].lo,
+                     list_heap_at_ + static_cast<std::size_t>(payload - (base_ + at_.payload)), n});
+    list_bytes_ += n;
+    list_last_ = std::chrono::steady_clock::now();
+    unstreamed_ = true; // complete at settle()
+    return true;
+}
+
+void Proxy::send_list() {
+    if (list_.empty()) return;
+    am::Sender s; // this thread's channel
+    std::memcpy(s.staging(), list_.data(), list_.size() * sizeof(AmPiece));
+    s.put_list(list_pe_, list_space_, s.staging_offset(), list_.size());
+    list_.clear();
+    list_bytes_ = 0;
 }
 
 char* Proxy::host_address(std::uint64_t addr, const char* call) const {
@@ -630,10 +689,12 @@ void Proxy::execute(const void* request, char* payload, bool nbi) {
     switch (r.op) {
     case VKSHMEM_OP_PUT:
     case VKSHMEM_OP_PUT_SIGNAL:
-        if (nbi && put_by_copy(r.pe, target, payload, r.bytes)) break;
+        if (nbi && (put_by_copy(r.pe, target, payload, r.bytes) || put_by_list(r.pe, target, payload, r.bytes)))
+            break;
         // Another route to the same target (a small put by CPU stores into a BAR whose large puts
-        // are copies) must not land before the copies served earlier.
+        // are copies) must not land before the copies served earlier, nor before the list.
         if (stream_ && (stream_->open_bytes() || !flights_.empty())) settle();
+        send_list();
         unstreamed_ = unstreamed_ || nbi;
         if (nbi)
             rma::put_nbi(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes,

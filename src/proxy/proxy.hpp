@@ -29,6 +29,8 @@ public:
     // the thread. Collective-free: every PE builds its own.
     static Result<std::unique_ptr<Proxy>> create(const Config& cfg, VulkanDevice& dev, SymmetricMemory& mem);
     ~Proxy();
+    // The bytes of the state block of a job of `n_pes` PEs (SymmetricMemory keeps it in the host heap).
+    static std::size_t block_bytes(int n_pes) { return layout(n_pes).total; }
 
     // The accessors through which shaders come to reach this block (the state's address, the
     // queue-ordered operations' block, a team's record, the descriptor set) note that they may:
@@ -89,12 +91,21 @@ private:
     // only device copies reach it, or where it is a long run of a bulk put into a host heap this
     // GPU has imported; false otherwise.
     bool put_by_copy(int pe, char* target, char* payload, std::size_t n);
+    // Adds a put of `n` payload bytes to `target` on `pe` to the list for the owner's proxy, where
+    // only that proxy reaches it (another GPU's device heap) and reads the ring (list_heap_at_);
+    // false otherwise. send_list() sends the list as one active message.
+    bool put_by_list(int pe, char* target, char* payload, std::size_t n);
+    void send_list();
     // The host address of the symmetric object at device address `addr` of this PE.
     char* host_address(std::uint64_t addr, const char* call) const;
 
     VulkanDevice& dev_;
     SymmetricMemory& mem_;
     DeviceMemory block_;
+    // Where block_ begins in its buffer: in the host heap's (block_ is then a view of it, which
+    // node-local peers' devices copy from) or 0 in an allocation of its own (block_owned_).
+    std::size_t block_at_ = 0;
+    bool block_owned_ = true;
     // completed (offset 0), the shaders' head and answer flags (VKSHMEM_RING_HEAD_AT, _BUSY_AT) and
     // the answers (from kAnswersAt) where shaders see host writes at once; ans_ null when the
     // device has no such memory.
@@ -111,6 +122,7 @@ private:
     struct Layout {
         std::size_t state, peers, ring, requests, payload, hlsl_map, mailboxes, teams, team_stride, total;
     } at_{};
+    static Layout layout(int n_pes);
     std::uint32_t next_ = 0; // next ticket to serve
     // Served puts whose completion settle() publishes: the tickets below deferred_, if deferring.
     bool deferring_ = false;
@@ -125,6 +137,14 @@ private:
     };
     std::deque<Flight> flights_;
     bool unstreamed_ = false;
+    // Puts for the owner of another GPU's device heap (put_by_list), all to one PE and space: their
+    // offsets there and of their payloads in this PE's host heap (list_heap_at_: the ring's
+    // payload there, 0 where the block is not in the host heap). Sent when they reach kListBatch
+    // bytes, before anything else is carried out, and once nothing more came for kListIdle.
+    std::vector<AmPiece> list_;
+    int list_pe_ = -1, list_space_ = -1;
+    std::size_t list_bytes_ = 0, list_heap_at_ = 0;
+    std::chrono::steady_clock::time_point list_last_{};
     // Submits the stream's open batch, whose tickets complete when it is done.
     void launch();
     // Completes the tickets of the batches done (with `wait`: of all).

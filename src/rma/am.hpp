@@ -23,16 +23,17 @@
 
 #include "core/state.hpp"
 #include "memory/internal_area.hpp"
+#include "vulkan/device.hpp"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
 namespace vkshmem {
 class SymmetricMemory;
-class VulkanDevice;
 } // namespace vkshmem
 
 namespace vkshmem::am {
@@ -61,6 +62,10 @@ public:
     }
     void get(int pe, int space, std::uint64_t offset, std::uint64_t local, std::size_t n) {
         transfer(AmOp::Get, pe, space, offset, local, n);
+    }
+    // `count` puts into `space` of `pe`, listed (AmPiece) at offset `local` of this PE's host heap.
+    void put_list(int pe, int space, std::uint64_t local, std::size_t count) {
+        transfer(AmOp::PutList, pe, space, 0, local, count * sizeof(AmPiece));
     }
     std::uint64_t amo(int pe, int space, std::uint64_t offset, unsigned op, unsigned width, std::uint64_t operand,
                       std::uint64_t cond);
@@ -95,10 +100,13 @@ private:
     // A large put or get between a device heap of this PE and the sender's
     // host heap as one device copy; false where there is none to make.
     bool device_copy(const AmSlot& m);
+    // A PutList message's puts (AmPiece).
+    void put_list(const AmSlot& m);
     VulkanDevice& dev_;
     SymmetricMemory& mem_;
     std::uint64_t next_ = 0;           // the next ticket to serve
     std::vector<unsigned char> bounce_; // data of messages from PEs reached over the network
+    std::unique_ptr<VulkanDevice::CopyStream> stream_; // a PutList's copies (made at the first)
 };
 
 } // namespace vkshmem::am

@@ -144,7 +144,9 @@ Result<void> Runtime::start(int requested) {
     // enough that a waiting proxy costs the spinning shaders little CPU.
     if (device_ && device_->is_cpu()) g_state.proxy_nap_ns = 20000;
 
-    auto mem = SymmetricMemory::create(cfg_, *boot_, device_.get());
+    // The proxy's state block is in every PE's host heap, with a device or without, so that the
+    // heaps' offsets stay the same on every PE.
+    auto mem = SymmetricMemory::create(cfg_, *boot_, device_.get(), Proxy::block_bytes(boot_->size()));
     if (!mem) return mem.error();
     memory_ = std::move(*mem);
     rma::g_subsystems = {&cfg_, memory_.get(), device_.get(), nullptr};

@@ -12,8 +12,7 @@
 
 namespace vkshmem {
 
-Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevice& dev, VkBuffer state,
-                                                                     std::size_t state_bytes, Heap answers,
+Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevice& dev, Heap state, Heap answers,
                                                                      Heap mailbox, Heap reply, Heap head,
                                                                      const std::vector<Heap>& heaps, int my_pe) {
     std::unique_ptr<ShaderDescriptors> s(new ShaderDescriptors(dev));
@@ -32,7 +31,7 @@ Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevic
     // than the largest heap needs. Their starts are multiples of it, so also
     // of minStorageBufferOffsetAlignment (a power of two far below it).
     // (Binding 1, the answers or the state block again, lies in one segment too.)
-    std::size_t largest = std::max(answers.size, state_bytes);
+    std::size_t largest = std::max(answers.size, state.size);
     for (const Heap& h : heaps) largest = std::max(largest, h.size);
     const std::size_t seg = std::min<std::size_t>(std::bit_floor(std::uint64_t{props.limits.maxStorageBufferRange}),
                                                   std::bit_ceil(largest));
@@ -43,7 +42,8 @@ Result<std::unique_ptr<ShaderDescriptors>> ShaderDescriptors::create(VulkanDevic
 
     // Every binding gets a buffer (the state block where no heap segment is
     // left), so the set is complete without partially-bound descriptors.
-    std::vector<VkDescriptorBufferInfo> infos(kBindings, VkDescriptorBufferInfo{state, 0, state_bytes});
+    std::vector<VkDescriptorBufferInfo> infos(kBindings,
+                                              VkDescriptorBufferInfo{state.buffer, state.offset, state.size});
     s->map_.assign(heaps.size(), VKSHMEM_HLSL_NO_SLOT);
     const int n = static_cast<int>(heaps.size() / 2);
     std::uint32_t next = VKSHMEM_HLSL_ANSWERS_BINDING + 1;

@@ -30,8 +30,8 @@ public:
     // `answers` is bound at VKSHMEM_HLSL_ANSWERS_BINDING, `mailbox` and
     // `reply` (this PE's AMO mailbox) at VKSHMEM_HLSL_MAILBOX_BINDING and
     // VKSHMEM_HLSL_REPLY_BINDING, `head` (the copy of the state block's head) at
-    // VKSHMEM_HLSL_HEAD_BINDING (`state` again where null).
-    static Result<std::unique_ptr<ShaderDescriptors>> create(VulkanDevice& dev, VkBuffer state, std::size_t state_bytes,
+    // VKSHMEM_HLSL_HEAD_BINDING (`state`, the state block, again where null).
+    static Result<std::unique_ptr<ShaderDescriptors>> create(VulkanDevice& dev, Heap state,
                                                              Heap answers, Heap mailbox, Heap reply, Heap head,
                                                              const std::vector<Heap>& heaps, int my_pe);
     ~ShaderDescriptors();
