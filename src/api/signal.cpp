@@ -10,6 +10,7 @@
 #include "api/guard.hpp"
 #include "api/typed.hpp"
 #include "core/wait.hpp"
+#include "rma/am.hpp"
 #include "transports/transport.hpp"
 #include "vulkan/device.hpp"
 
@@ -32,10 +33,11 @@ void bad_sig_op(int sig_op, const char* call) {
 
 void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe, const char* call) {
     // Stores into a GPU's BAR wait in write-combining buffers until a full fence; proxied puts
-    // are complete when they return, and device copies once waited for (put_signal_nbi's data
-    // may be in the batch of non-blocking copies).
+    // are complete once their queue is sent (put_signal_nbi's data may be queued, rma/am.hpp),
+    // and device copies once waited for (it may be in the batch of non-blocking copies).
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (target(data, 0, pe, call).route != Route::Network) {
+        am::flush_puts();
         if (VulkanDevice* dev = rma::g_subsystems.device)
             if (auto r = dev->quiet(); !r) fatal(call, "{}", r.error().message);
         return;

@@ -40,6 +40,19 @@ std::uint32_t g_seq[kAmChannels];
 
 constexpr const char* kCall = "active message (proxy)";
 
+// queue_put's queue, under g_app_channel; `queued` says whether it holds any, for quiets that
+// need not take the lock. The staging area of channel 0 holds the bytes that are not in the host
+// heap (kQueueData) and then the list.
+struct Queue {
+    std::vector<AmPiece> list;
+    int pe = -1, space = -1;
+    std::size_t staged = 0;
+};
+Queue g_queue;
+std::atomic<bool> g_queued{false};
+constexpr std::size_t kQueueData = kAmStagingBytes / 4 * 3;
+constexpr std::size_t kQueueMax = (kAmStagingBytes - kQueueData) / sizeof(AmPiece);
+
 // The network transport when `pe`'s host heap is reached through it (a PE on
 // another node, or VKSHMEM_FORCE_NETWORK=1): then the inbox, the reply channel
 // and a message's data are read and written with the transport's operations
@@ -72,6 +85,8 @@ std::uint64_t Sender::staging_offset() const {
 }
 
 void Sender::send(int pe, AmSlot& m) {
+    // The application's queued puts go first: they came before this message.
+    if (channel_ == 0 && static_cast<AmOp>(m.op) != AmOp::PutList && !g_queue.list.empty()) send_queue();
     AmChannel& reply = area(g_state.my_pe)->channel[channel_];
     m.from = g_state.my_pe;
     m.channel = static_cast<std::uint8_t>(channel_);
@@ -139,6 +154,52 @@ void Sender::transfer(AmOp op, int pe, int space, std::uint64_t offset, std::uin
     m.bytes = n;
     m.local = local;
     send(pe, m);
+}
+
+void Sender::send_queue() {
+    Queue& q = g_queue;
+    if (channel_ != 0 || q.list.empty()) return; // (the queue is channel 0's, under its lock)
+    std::memcpy(staging() + kQueueData, q.list.data(), q.list.size() * sizeof(AmPiece));
+    AmSlot m{};
+    m.op = static_cast<std::uint8_t>(AmOp::PutList);
+    m.space = static_cast<std::uint8_t>(q.space);
+    m.bytes = q.list.size() * sizeof(AmPiece);
+    m.local = staging_offset() + kQueueData;
+    const int pe = q.pe;
+    q.list.clear();
+    q.staged = 0;
+    g_queued.store(false, std::memory_order_relaxed);
+    send(pe, m);
+}
+
+bool queue_put(int pe, int space, std::uint64_t offset, const void* src, std::size_t n,
+               std::optional<std::uint64_t> in_heap) {
+    if (tls_server || n > kQueueData || net_to(pe) || !g_state.space[kHostHeap].peer[pe]) return false;
+    Sender s; // channel 0, under its lock
+    Queue& q = g_queue;
+    const std::size_t staged = in_heap ? 0 : (n + 15) / 16 * 16;
+    if (!q.list.empty() &&
+        (pe != q.pe || space != q.space || q.list.size() == kQueueMax || q.staged + staged > kQueueData))
+        s.send_queue();
+    std::uint64_t local = 0;
+    if (in_heap) {
+        local = *in_heap;
+    } else {
+        local = s.staging_offset() + q.staged;
+        std::memcpy(s.staging() + q.staged, src, n);
+        q.staged += staged;
+    }
+    q.pe = pe;
+    q.space = space;
+    q.list.push_back({offset, local, n});
+    g_queued.store(true, std::memory_order_release);
+    return true;
+}
+
+void flush_puts() {
+    if (tls_server || !g_queued.load(std::memory_order_acquire)) return;
+    Sender s;
+    s.send_queue();
 }
 
 std::uint64_t Sender::amo(int pe, int space, std::uint64_t offset, unsigned op, unsigned width, std::uint64_t operand,

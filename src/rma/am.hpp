@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace vkshmem {
@@ -39,6 +40,18 @@ class SymmetricMemory;
 namespace vkshmem::am {
 
 class Inbox;
+
+// The application threads' non-blocking puts into memory that only its owner reaches (route
+// Proxy): queued for one PE and space at a time and sent as one PutList message at the next quiet
+// or fence, before any other message of the application's threads, or when the queue is full.
+// The owner reads the bytes from the caller's buffer where it lies in this PE's host heap
+// (`in_heap`: its offset there), else from a copy in the staging area. False where the put is not
+// queued, and the caller then sends it at once: the proxy thread's puts, a peer reached over the
+// network, a put larger than the staging area.
+bool queue_put(int pe, int space, std::uint64_t offset, const void* src, std::size_t n,
+               std::optional<std::uint64_t> in_heap);
+// Sends the queued puts and waits until the owner has carried them out.
+void flush_puts();
 
 // One sender: holds a channel of this PE for its lifetime. The proxy thread
 // has its own channel (and serves its inbox while it waits, so two proxies
@@ -70,7 +83,12 @@ public:
     std::uint64_t amo(int pe, int space, std::uint64_t offset, unsigned op, unsigned width, std::uint64_t operand,
                       std::uint64_t cond);
 
+    // The queued puts (queue_put) as one PutList, if there are any: before the staging area takes
+    // other bytes (send() sends them before any other message by itself).
+    void send_queue();
+
 private:
+    friend bool queue_put(int, int, std::uint64_t, const void*, std::size_t, std::optional<std::uint64_t>);
     void transfer(AmOp op, int pe, int space, std::uint64_t offset, std::uint64_t local, std::size_t n);
     void send(int pe, AmSlot& m);
     int channel_;

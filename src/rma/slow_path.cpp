@@ -59,6 +59,7 @@ namespace {
 // context (their order is the device's), so a context's quiet and fence complete all of them;
 // then `network` (its quiet or fence of one domain), where a network runs.
 template <class Network> void complete_then(const char* call, Network network) {
+    am::flush_puts(); // (the application's puts queued for owners' proxies)
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (g_subsystems.device)
         if (auto r = g_subsystems.device->quiet(); !r) fatal(call, "{}", r.error().message);
@@ -139,10 +140,12 @@ const DeviceMemory* host_heap_side(const void* p, std::size_t n, std::size_t* of
 // when it lies there, else through the staging area, a piece at a time.
 
 // `buf` is a put's source (to_peer) or a get's destination.
-void transfer_am(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call) {
-    am::Sender s;
+void transfer_am(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call, bool nbi) {
     std::size_t buf_off = 0;
     const DeviceMemory* buf_mem = unmapped_local(buf, &buf_off);
+    if (nbi && to_peer && !buf_mem && am::queue_put(pe, t.space, t.offset, buf, n, own_host_heap(buf, n))) return;
+    am::Sender s;
+    s.send_queue(); // (their bytes may be in the staging area, which this transfer may take)
     if (!buf_mem)
         if (auto off = own_host_heap(buf, n)) {
             if (to_peer) s.put(pe, t.space, t.offset, *off, n);
@@ -170,7 +173,7 @@ void transfer_am(bool to_peer, const Target& t, void* buf, std::size_t n, int pe
 } // namespace
 
 void put_slow(const Target& t, const void* src, std::size_t n, int pe, const char* call, bool nbi) {
-    if (t.route == Route::Proxy) return transfer_am(true, t, const_cast<void*>(src), n, pe, call);
+    if (t.route == Route::Proxy) return transfer_am(true, t, const_cast<void*>(src), n, pe, call, nbi);
     if (t.route == Route::Network) return transfer_net(true, t, const_cast<void*>(src), n, pe, call, nbi);
     VulkanDevice* dev = g_subsystems.device;
     std::size_t src_off = 0;
@@ -212,7 +215,7 @@ void put_slow(const Target& t, const void* src, std::size_t n, int pe, const cha
 }
 
 void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call, bool nbi) {
-    if (t.route == Route::Proxy) return transfer_am(false, t, dst, n, pe, call);
+    if (t.route == Route::Proxy) return transfer_am(false, t, dst, n, pe, call, false);
     if (t.route == Route::Network) return transfer_net(false, t, dst, n, pe, call, nbi);
     VulkanDevice* dev = g_subsystems.device;
     std::size_t dst_off = 0;
