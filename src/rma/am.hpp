@@ -11,7 +11,9 @@
 // and writes a get's bytes to, the sender's host heap — the caller's own
 // buffer when it lies there, otherwise the sender's staging area — with a
 // device copy where its device imports that heap. Every message is complete
-// when its send returns, so fence and quiet have nothing left to wait for.
+// when its send returns. Only the application's non-blocking puts wait in a
+// queue (queue_put), which quiet and fence send as one PutList message, as
+// every other message of the application's threads does before it goes.
 //
 // A peer whose host heap is reached through the network transport (another
 // node) gets the same messages through it: the sender takes a ticket with a
