@@ -33,13 +33,11 @@ constexpr std::size_t kStreamBatch = 1 << 20;
 // A run of a bulk put into a host heap this GPU has imported goes to the copy stream from this
 // size on, and while the stream is busy from one full piece on; smaller runs are CPU copies.
 constexpr std::size_t kStreamHostFrom = 8 * VKSHMEM_RING_PAYLOAD_BYTES;
-// A list of puts for an owner's proxy (put_by_list) goes once it holds this much, or nothing more
-// came for kListIdle: the owner copies a list in one submission. kListMax: what the sender's staging
-// area holds, far above the ring's slots.
+// The puts queued for owners' proxies (am::queue_put: the runs of bulk puts into another GPU's
+// device heap) go once they are this many bytes, or once a bulk transfer's runs stopped coming for
+// kListIdle: the owner copies a list in one submission.
 constexpr std::size_t kListBatch = 2 << 20;
 constexpr auto kListIdle = std::chrono::microseconds(5);
-constexpr std::size_t kListMax = 4096;
-static_assert(kListMax * sizeof(AmPiece) <= kAmStagingBytes);
 
 // VKSHMEM_DEVICE_WAIT_POLLS=0. lavapipe ends every loop after 65,535 iterations, so a wait there
 // has 60,000 polls with a long back-off (about 100 ms). A GPU's polls are short, and a host write
@@ -80,7 +78,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     p->at_ = layout(n);
     const Layout& L = p->at_;
     // The block in the runtime's part of the host heap, where node-local peers map it and their
-    // devices copy from it (their proxies take shaders' bulk puts straight from the ring: put_by_list);
+    // devices copy from it (their proxies take shaders' bulk puts straight from the ring: am::queue_put);
     // in an allocation of its own where this device has not imported the host heap.
     const DeviceMemory* heap = mem.shader_memory(g_state.my_pe, kHostHeap);
     if (heap && heap->buffer && heap->address && mem.proxy_offset() &&
@@ -91,7 +89,6 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
         p->block_.address += p->block_at_;
         p->block_.mapped = reinterpret_cast<char*>(g_state.space[kHostHeap].lo) + p->block_at_; // a memfd: zero
         p->block_.size = L.total;
-        p->list_heap_at_ = p->block_at_ + L.payload;
     } else {
         auto block = dev.allocate_mapped(L.total, VulkanDevice::MappedUse::HostReads);
         if (!block) return make_error(fmt::format("device state block: {}", block.error().message));
@@ -528,7 +525,7 @@ bool Proxy::serve_one() {
         deferred_ = first + n;
         // A full ring waits for these slots: complete them now rather than after the next poll.
         if (unstreamed_ || !stream_) {
-            if (deferred_ - completed_ >= VKSHMEM_RING_SLOTS / 2 || list_bytes_ >= kListBatch) settle();
+            if (deferred_ - completed_ >= VKSHMEM_RING_SLOTS / 2 || am::queued_bytes() >= kListBatch) settle();
         } else if (stream_->open_bytes() >= kStreamBatch) {
             launch();
         }
@@ -567,10 +564,16 @@ void Proxy::land(bool wait) {
 
 void Proxy::flush() {
     if (!deferring_) return;
-    // A list for an owner's proxy waits a little for more runs of the bulk transfer: each list
-    // costs the owner a copy submission.
-    if (!list_.empty() && list_bytes_ < kListBatch && std::chrono::steady_clock::now() - list_last_ < kListIdle)
-        return;
+    // Runs of a bulk transfer queued for an owner's proxy wait a little for more: each list costs
+    // the owner a copy submission. (A lone small put goes at once.)
+    if (const std::size_t q = am::queued_bytes(); q >= VKSHMEM_RING_PAYLOAD_BYTES && q < kListBatch) {
+        const auto now = std::chrono::steady_clock::now();
+        if (q != queued_seen_) {
+            queued_seen_ = q;
+            queued_since_ = now;
+        }
+        if (now - queued_since_ < kListIdle) return;
+    }
     // Puts of other routes: one batch (a copy submission for those that need one) and a wait.
     if (unstreamed_ || !stream_) settle();
     else if (stream_->open_bytes()) launch();
@@ -586,8 +589,7 @@ void Proxy::settle() {
         if (auto done = stream_->done(true); !done) fatal("shader request (proxy)", "{}", done.error().message);
         flights_.clear();
     }
-    send_list();
-    rma::quiet("shader request (proxy)");
+    rma::quiet("shader request (proxy)"); // (and the puts queued for owners' proxies)
     complete(deferred_, VKSHMEM_OP_PUT, 0, 0);
     settles_.fetch_add(1, std::memory_order_relaxed);
     settle_ns_.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -646,32 +648,6 @@ bool Proxy::put_by_copy(int pe, char* target, char* payload, std::size_t n) {
     return true;
 }
 
-bool Proxy::put_by_list(int pe, char* target, char* payload, std::size_t n) {
-    // Only whole pieces (the runs of bulk transfers): a lone small put goes at once.
-    const int s = space_of(target);
-    if (!list_heap_at_ || s < 0 || n < VKSHMEM_RING_PAYLOAD_BYTES || g_state.space[s].route[pe] != Route::Proxy ||
-        g_state.space[kHostHeap].route[pe] == Route::Network || !g_state.space[kHostHeap].peer[pe])
-        return false;
-    if (pe != list_pe_ || s != list_space_ || list_.size() == kListMax) send_list();
-    list_pe_ = pe;
-    list_space_ = s;
-    list_.push_back({reinterpret_cast<std::uintptr_t>(target) - g_state.space[s].lo,
-                     list_heap_at_ + static_cast<std::size_t>(payload - (base_ + at_.payload)), n});
-    list_bytes_ += n;
-    list_last_ = std::chrono::steady_clock::now();
-    unstreamed_ = true; // complete at settle()
-    return true;
-}
-
-void Proxy::send_list() {
-    if (list_.empty()) return;
-    am::Sender s; // this thread's channel
-    std::memcpy(s.staging(), list_.data(), list_.size() * sizeof(AmPiece));
-    s.put_list(list_pe_, list_space_, s.staging_offset(), list_.size());
-    list_.clear();
-    list_bytes_ = 0;
-}
-
 char* Proxy::host_address(std::uint64_t addr, const char* call) const {
     for (Space s : {kHostHeap, kDeviceHeap}) {
         const std::uint64_t base = mem_.device_address(g_state.my_pe, s);
@@ -689,12 +665,10 @@ void Proxy::execute(const void* request, char* payload, bool nbi) {
     switch (r.op) {
     case VKSHMEM_OP_PUT:
     case VKSHMEM_OP_PUT_SIGNAL:
-        if (nbi && (put_by_copy(r.pe, target, payload, r.bytes) || put_by_list(r.pe, target, payload, r.bytes)))
-            break;
+        if (nbi && put_by_copy(r.pe, target, payload, r.bytes)) break;
         // Another route to the same target (a small put by CPU stores into a BAR whose large puts
-        // are copies) must not land before the copies served earlier, nor before the list.
+        // are copies) must not land before the copies served earlier.
         if (stream_ && (stream_->open_bytes() || !flights_.empty())) settle();
-        send_list();
         unstreamed_ = unstreamed_ || nbi;
         if (nbi)
             rma::put_nbi(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes,

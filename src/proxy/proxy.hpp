@@ -91,11 +91,6 @@ private:
     // only device copies reach it, or where it is a long run of a bulk put into a host heap this
     // GPU has imported; false otherwise.
     bool put_by_copy(int pe, char* target, char* payload, std::size_t n);
-    // Adds a put of `n` payload bytes to `target` on `pe` to the list for the owner's proxy, where
-    // only that proxy reaches it (another GPU's device heap) and reads the ring (list_heap_at_);
-    // false otherwise. send_list() sends the list as one active message.
-    bool put_by_list(int pe, char* target, char* payload, std::size_t n);
-    void send_list();
     // The host address of the symmetric object at device address `addr` of this PE.
     char* host_address(std::uint64_t addr, const char* call) const;
 
@@ -137,14 +132,9 @@ private:
     };
     std::deque<Flight> flights_;
     bool unstreamed_ = false;
-    // Puts for the owner of another GPU's device heap (put_by_list), all to one PE and space: their
-    // offsets there and of their payloads in this PE's host heap (list_heap_at_: the ring's
-    // payload there, 0 where the block is not in the host heap). Sent when they reach kListBatch
-    // bytes, before anything else is carried out, and once nothing more came for kListIdle.
-    std::vector<AmPiece> list_;
-    int list_pe_ = -1, list_space_ = -1;
-    std::size_t list_bytes_ = 0, list_heap_at_ = 0;
-    std::chrono::steady_clock::time_point list_last_{};
+    // The bytes queued for owners' proxies when flush() last looked, and since when (kListIdle).
+    std::size_t queued_seen_ = 0;
+    std::chrono::steady_clock::time_point queued_since_{};
     // Submits the stream's open batch, whose tickets complete when it is done.
     void launch();
     // Completes the tickets of the batches done (with `wait`: of all).

@@ -40,15 +40,15 @@ std::uint32_t g_seq[kAmChannels];
 
 constexpr const char* kCall = "active message (proxy)";
 
-// queue_put's queue, under g_app_channel; `queued` says whether it holds any, for quiets that
-// need not take the lock. The staging area of channel 0 holds the bytes that are not in the host
-// heap (kQueueData) and then the list.
+// queue_put's queues, one per channel: the application threads' under g_app_channel (g_queued
+// says whether it holds any, for quiets that need not take the lock), the proxy thread's its own.
+// A channel's staging area holds the bytes that are not in the host heap (kQueueData), then the list.
 struct Queue {
     std::vector<AmPiece> list;
     int pe = -1, space = -1;
-    std::size_t staged = 0;
+    std::size_t staged = 0, bytes = 0;
 };
-Queue g_queue;
+Queue g_queue[kAmChannels];
 std::atomic<bool> g_queued{false};
 constexpr std::size_t kQueueData = kAmStagingBytes / 4 * 3;
 constexpr std::size_t kQueueMax = (kAmStagingBytes - kQueueData) / sizeof(AmPiece);
@@ -86,7 +86,7 @@ std::uint64_t Sender::staging_offset() const {
 
 void Sender::send(int pe, AmSlot& m) {
     // The application's queued puts go first: they came before this message.
-    if (channel_ == 0 && static_cast<AmOp>(m.op) != AmOp::PutList && !g_queue.list.empty()) send_queue();
+    if (static_cast<AmOp>(m.op) != AmOp::PutList && !g_queue[channel_].list.empty()) send_queue();
     AmChannel& reply = area(g_state.my_pe)->channel[channel_];
     m.from = g_state.my_pe;
     m.channel = static_cast<std::uint8_t>(channel_);
@@ -157,8 +157,8 @@ void Sender::transfer(AmOp op, int pe, int space, std::uint64_t offset, std::uin
 }
 
 void Sender::send_queue() {
-    Queue& q = g_queue;
-    if (channel_ != 0 || q.list.empty()) return; // (the queue is channel 0's, under its lock)
+    Queue& q = g_queue[channel_];
+    if (q.list.empty()) return;
     std::memcpy(staging() + kQueueData, q.list.data(), q.list.size() * sizeof(AmPiece));
     AmSlot m{};
     m.op = static_cast<std::uint8_t>(AmOp::PutList);
@@ -167,16 +167,16 @@ void Sender::send_queue() {
     m.local = staging_offset() + kQueueData;
     const int pe = q.pe;
     q.list.clear();
-    q.staged = 0;
-    g_queued.store(false, std::memory_order_relaxed);
+    q.staged = q.bytes = 0;
+    if (channel_ == 0) g_queued.store(false, std::memory_order_relaxed);
     send(pe, m);
 }
 
 bool queue_put(int pe, int space, std::uint64_t offset, const void* src, std::size_t n,
                std::optional<std::uint64_t> in_heap) {
-    if (tls_server || n > kQueueData || net_to(pe) || !g_state.space[kHostHeap].peer[pe]) return false;
-    Sender s; // channel 0, under its lock
-    Queue& q = g_queue;
+    if ((!in_heap && n > kQueueData) || net_to(pe) || !g_state.space[kHostHeap].peer[pe]) return false;
+    Sender s; // (channel 0 under its lock)
+    Queue& q = g_queue[s.channel_];
     const std::size_t staged = in_heap ? 0 : (n + 15) / 16 * 16;
     if (!q.list.empty() &&
         (pe != q.pe || space != q.space || q.list.size() == kQueueMax || q.staged + staged > kQueueData))
@@ -192,15 +192,18 @@ bool queue_put(int pe, int space, std::uint64_t offset, const void* src, std::si
     q.pe = pe;
     q.space = space;
     q.list.push_back({offset, local, n});
-    g_queued.store(true, std::memory_order_release);
+    q.bytes += n;
+    if (s.channel_ == 0) g_queued.store(true, std::memory_order_release);
     return true;
 }
 
 void flush_puts() {
-    if (tls_server || !g_queued.load(std::memory_order_acquire)) return;
+    if (!tls_server && !g_queued.load(std::memory_order_acquire)) return;
     Sender s;
     s.send_queue();
 }
+
+std::size_t queued_bytes() { return g_queue[1].bytes; }
 
 std::uint64_t Sender::amo(int pe, int space, std::uint64_t offset, unsigned op, unsigned width, std::uint64_t operand,
                           std::uint64_t cond) {

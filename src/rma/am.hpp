@@ -11,9 +11,9 @@
 // and writes a get's bytes to, the sender's host heap — the caller's own
 // buffer when it lies there, otherwise the sender's staging area — with a
 // device copy where its device imports that heap. Every message is complete
-// when its send returns. Only the application's non-blocking puts wait in a
-// queue (queue_put), which quiet and fence send as one PutList message, as
-// every other message of the application's threads does before it goes.
+// when its send returns. Only non-blocking puts wait, in a queue per channel
+// (queue_put), which quiet and fence send as one PutList message, as every
+// other message on the channel does before it goes.
 //
 // A peer whose host heap is reached through the network transport (another
 // node) gets the same messages through it: the sender takes a ticket with a
@@ -43,17 +43,19 @@ namespace vkshmem::am {
 
 class Inbox;
 
-// The application threads' non-blocking puts into memory that only its owner reaches (route
-// Proxy): queued for one PE and space at a time and sent as one PutList message at the next quiet
-// or fence, before any other message of the application's threads, or when the queue is full.
-// The owner reads the bytes from the caller's buffer where it lies in this PE's host heap
-// (`in_heap`: its offset there), else from a copy in the staging area. False where the put is not
-// queued, and the caller then sends it at once: the proxy thread's puts, a peer reached over the
-// network, a put larger than the staging area.
+// Non-blocking puts into memory that only its owner reaches (route Proxy), of the application's
+// threads and of the proxy thread (its shaders' puts), each on its channel: queued for one PE and
+// space at a time and sent as one PutList message at the next quiet or fence, before any other
+// message on the channel, or when the queue is full. The owner reads the bytes from the caller's
+// buffer where it lies in this PE's host heap (`in_heap`: its offset there; the proxy's ring lies
+// there), else from a copy in the staging area. False where the put is not queued, and the caller
+// then sends it at once: a peer reached over the network, a copy larger than the staging area.
 bool queue_put(int pe, int space, std::uint64_t offset, const void* src, std::size_t n,
                std::optional<std::uint64_t> in_heap);
-// Sends the queued puts and waits until the owner has carried them out.
+// Sends the calling thread's channel's queued puts and waits until the owner has carried them out.
 void flush_puts();
+// The bytes the proxy thread's channel has queued (its flush policy: proxy.cpp).
+std::size_t queued_bytes();
 
 // One sender: holds a channel of this PE for its lifetime. The proxy thread
 // has its own channel (and serves its inbox while it waits, so two proxies
