@@ -37,7 +37,7 @@ void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe
     // and device copies once waited for (it may be in the batch of non-blocking copies).
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (target(data, 0, pe, call).route != Route::Network) {
-        am::flush_puts();
+        am::flush_queue();
         if (VulkanDevice* dev = rma::g_subsystems.device)
             if (auto r = dev->quiet(); !r) fatal(call, "{}", r.error().message);
         return;

@@ -21,10 +21,10 @@ namespace vkshmem {
 //   amo_op   rma::detail::AmoOp
 //   from     sending PE; channel: which of its AmChannels waits for the reply
 //   offset   target offset in `space`; bytes: length of a put or get (of a
-//            PutList: of its list)
+//            PutList or GetList: of its list)
 //   local    offset in the sender's host heap of a put's data or a get's
 //            destination (its staging area, or the caller's own buffer there;
-//            of a PutList: of its list)
+//            of a PutList or GetList: of its list)
 //   operand, cond   AMO operands; seq: echoed into the reply
 struct alignas(64) AmSlot {
     std::uint64_t state;
@@ -36,12 +36,13 @@ struct alignas(64) AmSlot {
 };
 static_assert(sizeof(AmSlot) == 64, "one active message is one cache line");
 
-enum class AmOp : std::uint8_t { Put = 1, Get = 2, Amo = 3, PutList = 4 };
+enum class AmOp : std::uint8_t { Put = 1, Get = 2, Amo = 3, PutList = 4, GetList = 5 };
 
 // One put of a PutList message: `bytes` from offset `local` of the sender's host heap to offset
-// `offset` of the message's space. The list lies in the sender's host heap at the message's
-// `local`, `bytes` long; the owner carries out its puts in order, by device copies in one
-// submission where they are more than BAR stores should carry (VKSHMEM_BAR_PUT_MAX).
+// `offset` of the message's space; of a GetList, one get the other way. The list lies in the
+// sender's host heap at the message's `local`, `bytes` long; the owner carries out its puts in
+// order, by device copies in one submission where they are more than BAR stores (or loads) should
+// carry (VKSHMEM_BAR_PUT_MAX, VKSHMEM_BAR_GET_MAX).
 struct AmPiece {
     std::uint64_t offset, local, bytes;
 };

@@ -40,12 +40,19 @@ std::uint32_t g_seq[kAmChannels];
 
 constexpr const char* kCall = "active message (proxy)";
 
-// queue_put's queues, one per channel: the application threads' under g_app_channel (g_queued
-// says whether it holds any, for quiets that need not take the lock), the proxy thread's its own.
-// A channel's staging area holds the bytes that are not in the host heap (kQueueData), then the list.
+// queue_put's and queue_get's queues, one per channel: the application threads' under
+// g_app_channel (g_queued says whether it holds any, for quiets that need not take the lock), the
+// proxy thread's its own. A channel's staging area holds the bytes that are not in the host heap
+// (kQueueData), then the list. A queue holds puts or gets (`gets`); a get staged has a readback.
 struct Queue {
+    struct Readback {
+        void* dst;
+        std::size_t at, n;
+    };
     std::vector<AmPiece> list;
+    std::vector<Readback> readbacks;
     int pe = -1, space = -1;
+    bool gets = false;
     std::size_t staged = 0, bytes = 0;
 };
 Queue g_queue[kAmChannels];
@@ -85,8 +92,9 @@ std::uint64_t Sender::staging_offset() const {
 }
 
 void Sender::send(int pe, AmSlot& m) {
-    // The application's queued puts go first: they came before this message.
-    if (static_cast<AmOp>(m.op) != AmOp::PutList && !g_queue[channel_].list.empty()) send_queue();
+    // The application's queued puts or gets go first: they came before this message.
+    const auto op = static_cast<AmOp>(m.op);
+    if (op != AmOp::PutList && op != AmOp::GetList && !g_queue[channel_].list.empty()) send_queue();
     AmChannel& reply = area(g_state.my_pe)->channel[channel_];
     m.from = g_state.my_pe;
     m.channel = static_cast<std::uint8_t>(channel_);
@@ -161,7 +169,7 @@ void Sender::send_queue() {
     if (q.list.empty()) return;
     std::memcpy(staging() + kQueueData, q.list.data(), q.list.size() * sizeof(AmPiece));
     AmSlot m{};
-    m.op = static_cast<std::uint8_t>(AmOp::PutList);
+    m.op = static_cast<std::uint8_t>(q.gets ? AmOp::GetList : AmOp::PutList);
     m.space = static_cast<std::uint8_t>(q.space);
     m.bytes = q.list.size() * sizeof(AmPiece);
     m.local = staging_offset() + kQueueData;
@@ -170,34 +178,60 @@ void Sender::send_queue() {
     q.staged = q.bytes = 0;
     if (channel_ == 0) g_queued.store(false, std::memory_order_relaxed);
     send(pe, m);
+    // The gets' bytes that came to the staging area, on to their destinations.
+    for (const Queue::Readback& b : q.readbacks) std::memcpy(b.dst, staging() + b.at, b.n);
+    q.readbacks.clear();
+}
+
+bool Sender::queue(bool get, int pe, int space, std::uint64_t offset, void* buf, std::size_t n,
+                   std::optional<std::uint64_t> in_heap) {
+    Queue& q = g_queue[channel_];
+    const std::size_t staged = in_heap ? 0 : (n + 15) / 16 * 16;
+    if (!q.list.empty() && (get != q.gets || pe != q.pe || space != q.space || q.list.size() == kQueueMax ||
+                            q.staged + staged > kQueueData))
+        send_queue();
+    // A put or get that continues the last one on both sides joins it, staged bytes right after
+    // the last one's for that: where the owner copies, its copy engine pays microseconds per
+    // piece; where it stores or loads through a BAR, per access.
+    AmPiece* last = q.list.empty() ? nullptr : &q.list.back();
+    const bool continues = last && last->offset + last->bytes == offset;
+    std::uint64_t local = 0;
+    if (in_heap) {
+        local = *in_heap;
+    } else {
+        std::size_t at = q.staged;
+        if (continues && last->local >= staging_offset() && last->local < staging_offset() + kQueueData)
+            at = last->local + last->bytes - staging_offset(); // (<= q.staged)
+        local = staging_offset() + at;
+        if (get) q.readbacks.push_back({buf, at, n});
+        else std::memcpy(staging() + at, buf, n);
+        q.staged = (at + n + 15) / 16 * 16;
+    }
+    q.pe = pe;
+    q.space = space;
+    q.gets = get;
+    if (continues && last->local + last->bytes == local) last->bytes += n;
+    else q.list.push_back({offset, local, n});
+    q.bytes += n;
+    if (channel_ == 0) g_queued.store(true, std::memory_order_release);
+    return true;
 }
 
 bool queue_put(int pe, int space, std::uint64_t offset, const void* src, std::size_t n,
                std::optional<std::uint64_t> in_heap) {
     if ((!in_heap && n > kQueueData) || net_to(pe) || !g_state.space[kHostHeap].peer[pe]) return false;
     Sender s; // (channel 0 under its lock)
-    Queue& q = g_queue[s.channel_];
-    const std::size_t staged = in_heap ? 0 : (n + 15) / 16 * 16;
-    if (!q.list.empty() &&
-        (pe != q.pe || space != q.space || q.list.size() == kQueueMax || q.staged + staged > kQueueData))
-        s.send_queue();
-    std::uint64_t local = 0;
-    if (in_heap) {
-        local = *in_heap;
-    } else {
-        local = s.staging_offset() + q.staged;
-        std::memcpy(s.staging() + q.staged, src, n);
-        q.staged += staged;
-    }
-    q.pe = pe;
-    q.space = space;
-    q.list.push_back({offset, local, n});
-    q.bytes += n;
-    if (s.channel_ == 0) g_queued.store(true, std::memory_order_release);
-    return true;
+    return s.queue(false, pe, space, offset, const_cast<void*>(src), n, in_heap);
 }
 
-void flush_puts() {
+bool queue_get(int pe, int space, std::uint64_t offset, void* dst, std::size_t n,
+               std::optional<std::uint64_t> in_heap) {
+    if ((!in_heap && n > kQueueData) || net_to(pe) || !g_state.space[kHostHeap].peer[pe]) return false;
+    Sender s;
+    return s.queue(true, pe, space, offset, dst, n, in_heap);
+}
+
+void flush_queue() {
     if (!tls_server && !g_queued.load(std::memory_order_acquire)) return;
     Sender s;
     s.send_queue();
@@ -270,15 +304,16 @@ std::uint64_t Inbox::execute(const AmSlot& m) {
     // The sender checked its arguments; a message that is still out of bounds
     // here is corrupt, not a user error to diagnose.
     const auto op = static_cast<AmOp>(m.op);
-    // (A list's puts are checked one by one: put_list.)
-    const std::uint64_t len = op == AmOp::Amo ? m.width : op == AmOp::PutList ? 0 : m.bytes;
+    // (A list's puts or gets are checked one by one: list.)
+    const bool is_list = op == AmOp::PutList || op == AmOp::GetList;
+    const std::uint64_t len = op == AmOp::Amo ? m.width : is_list ? 0 : m.bytes;
     if (static_cast<unsigned>(m.from) >= static_cast<unsigned>(g_state.n_pes) || m.space >= kSpaceCount ||
         m.channel >= kAmChannels || m.offset > g_state.space[m.space].size ||
         len > g_state.space[m.space].size - m.offset ||
         (!g_state.space[kHostHeap].peer[m.from] && !net_to(m.from)) ||
         (op != AmOp::Amo && (m.local > g_state.space[kHostHeap].size ||
                              m.bytes > g_state.space[kHostHeap].size - m.local)) ||
-        (op == AmOp::PutList && (net_to(m.from) || m.bytes % sizeof(AmPiece) != 0 || m.local % 8 != 0)))
+        (is_list && (net_to(m.from) || m.bytes % sizeof(AmPiece) != 0 || m.local % 8 != 0)))
         fatal(kCall, "malformed message from PE {} (op {}, space {}, offset {:#x}, {} bytes)", m.from, m.op, m.space,
               m.offset, len);
     auto* mine = reinterpret_cast<unsigned char*>(g_state.space[m.space].lo + m.offset);
@@ -309,7 +344,8 @@ std::uint64_t Inbox::execute(const AmSlot& m) {
     case AmOp::Get:
         if (!device_copy(m)) rma::get(theirs, mine, m.bytes, me, kCall);
         return 0;
-    case AmOp::PutList: put_list(m); return 0;
+    case AmOp::PutList:
+    case AmOp::GetList: list(m); return 0;
     case AmOp::Amo: {
         using rma::detail::AmoOp;
         const auto aop = static_cast<AmoOp>(m.amo_op);
@@ -342,8 +378,9 @@ bool Inbox::device_copy(const AmSlot& m) {
     return true;
 }
 
-void Inbox::put_list(const AmSlot& m) {
+void Inbox::list(const AmSlot& m) {
     const int me = g_state.my_pe;
+    const bool put = static_cast<AmOp>(m.op) == AmOp::PutList;
     const Space space = static_cast<Space>(m.space);
     const std::uint64_t size = g_state.space[space].size, host_size = g_state.space[kHostHeap].size;
     const auto* list = reinterpret_cast<const AmPiece*>(g_state.space[kHostHeap].peer[m.from] + m.local);
@@ -352,28 +389,32 @@ void Inbox::put_list(const AmSlot& m) {
     for (std::size_t i = 0; i < count; ++i) {
         const AmPiece& p = list[i];
         if (p.offset > size || p.bytes > size - p.offset || p.local > host_size || p.bytes > host_size - p.local)
-            fatal(kCall, "malformed list from PE {}: put {} of {} bytes at offset {:#x} from {:#x}", m.from, i, p.bytes,
-                  p.offset, p.local);
+            fatal(kCall, "malformed list from PE {}: {} {} of {} bytes at offset {:#x}, {:#x} in its host heap", m.from,
+                  put ? "put" : "get", i, p.bytes, p.offset, p.local);
         total += p.bytes;
     }
-    // As device_copy decides for one put, for the list as a whole: its copies are one submission
-    // (a shader's bulk put arrives as runs of 64 KiB, each of which BAR stores would carry at about
-    // 5 GB/s on an H200).
+    // As device_copy decides for one put or get, for the list as a whole: its copies are one
+    // submission (a shader's bulk put arrives as runs of 64 KiB, each of which BAR stores would
+    // carry at about 5 GB/s on an H200).
     const Route route = g_state.space[space].route[me];
     const DeviceMemory* target = mem_.device_memory(me, space);
     const DeviceMemory* host = mem_.shader_memory(m.from, kHostHeap);
-    const bool copies = route != Route::Direct && (route != Route::BarWrite || total > g_state.bar_put_max) &&
+    const bool copies = route != Route::Direct &&
+                        (route != Route::BarWrite || total > (put ? g_state.bar_put_max : g_state.bar_get_max)) &&
                         target && target->buffer && host;
     auto* mine = reinterpret_cast<unsigned char*>(g_state.space[space].lo);
-    const auto* theirs = reinterpret_cast<const unsigned char*>(g_state.space[kHostHeap].peer[m.from]);
+    auto* theirs = reinterpret_cast<unsigned char*>(g_state.space[kHostHeap].peer[m.from]);
     if (copies && !stream_)
         if (auto s = dev_.copy_stream()) stream_ = std::move(*s);
     if (!copies || !stream_) {
         for (std::size_t i = 0; i < count; ++i) {
             const AmPiece& p = list[i];
-            if (!copies) rma::put(mine + p.offset, theirs + p.local, p.bytes, me, kCall);
-            else if (auto r = dev_.copy_nbi(*target, p.offset, *host, p.local, p.bytes); !r)
-                fatal(kCall, "{}", r.error().message);
+            Result<void> r;
+            if (!copies && put) rma::put(mine + p.offset, theirs + p.local, p.bytes, me, kCall);
+            else if (!copies) rma::get(theirs + p.local, mine + p.offset, p.bytes, me, kCall);
+            else if (put) r = dev_.copy_nbi(*target, p.offset, *host, p.local, p.bytes);
+            else r = dev_.copy_nbi(*host, p.local, *target, p.offset, p.bytes, true);
+            if (!r) fatal(kCall, "{}", r.error().message);
         }
         if (copies)
             if (auto r = dev_.quiet(); !r) fatal(kCall, "{}", r.error().message);
@@ -381,16 +422,18 @@ void Inbox::put_list(const AmSlot& m) {
     }
     // Two batches, which go to two queues of the copy family (a copy engine pays microseconds per
     // region, and two side by side move 64 KiB regions about 35 % faster: vk-copy-probe); one where
-    // puts of the list overlap, whose order the two would not keep.
+    // the list's destinations overlap, whose order the two would not keep.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> spans(count);
-    for (std::size_t i = 0; i < count; ++i) spans[i] = {list[i].offset, list[i].bytes};
+    for (std::size_t i = 0; i < count; ++i) spans[i] = {put ? list[i].offset : list[i].local, list[i].bytes};
     std::sort(spans.begin(), spans.end());
     bool overlap = false;
     for (std::size_t i = 1; i < count && !overlap; ++i)
         overlap = spans[i - 1].first + spans[i - 1].second > spans[i].first;
     const std::size_t split = overlap || count < 2 ? count : count / 2;
     for (std::size_t i = 0; i < count; ++i) {
-        stream_->add(*target, list[i].offset, *host, list[i].local, list[i].bytes);
+        const AmPiece& p = list[i];
+        if (put) stream_->add(*target, p.offset, *host, p.local, p.bytes);
+        else stream_->add(*host, p.local, *target, p.offset, p.bytes, true);
         if (i + 1 == split || i + 1 == count)
             if (auto r = stream_->submit(); !r) fatal(kCall, "{}", r.error().message);
     }

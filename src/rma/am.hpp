@@ -11,9 +11,9 @@
 // and writes a get's bytes to, the sender's host heap — the caller's own
 // buffer when it lies there, otherwise the sender's staging area — with a
 // device copy where its device imports that heap. Every message is complete
-// when its send returns. Only non-blocking puts wait, in a queue per channel
-// (queue_put), which quiet and fence send as one PutList message, as every
-// other message on the channel does before it goes.
+// when its send returns. Only non-blocking puts and gets wait, in a queue per
+// channel (queue_put, queue_get), which quiet and fence send as one PutList or
+// GetList message, as every other message on the channel does before it goes.
 //
 // A peer whose host heap is reached through the network transport (another
 // node) gets the same messages through it: the sender takes a ticket with a
@@ -52,8 +52,14 @@ class Inbox;
 // then sends it at once: a peer reached over the network, a copy larger than the staging area.
 bool queue_put(int pe, int space, std::uint64_t offset, const void* src, std::size_t n,
                std::optional<std::uint64_t> in_heap);
-// Sends the calling thread's channel's queued puts and waits until the owner has carried them out.
-void flush_puts();
+// The same for non-blocking gets of the application's threads (a queue holds puts or gets, and
+// sends the one before it takes the other): sent as one GetList message. The owner writes the
+// bytes into `dst` where it lies in this PE's host heap (`in_heap`), else into the staging area,
+// from where the sender copies them on into `dst` once the list is done: dst holds them only then.
+bool queue_get(int pe, int space, std::uint64_t offset, void* dst, std::size_t n, std::optional<std::uint64_t> in_heap);
+// Sends the calling thread's channel's queued puts or gets and waits until the owner has carried
+// them out.
+void flush_queue();
 // The bytes the proxy thread's channel has queued (its flush policy: proxy.cpp).
 std::size_t queued_bytes();
 
@@ -80,19 +86,20 @@ public:
     void get(int pe, int space, std::uint64_t offset, std::uint64_t local, std::size_t n) {
         transfer(AmOp::Get, pe, space, offset, local, n);
     }
-    // `count` puts into `space` of `pe`, listed (AmPiece) at offset `local` of this PE's host heap.
-    void put_list(int pe, int space, std::uint64_t local, std::size_t count) {
-        transfer(AmOp::PutList, pe, space, 0, local, count * sizeof(AmPiece));
-    }
     std::uint64_t amo(int pe, int space, std::uint64_t offset, unsigned op, unsigned width, std::uint64_t operand,
                       std::uint64_t cond);
 
-    // The queued puts (queue_put) as one PutList, if there are any: before the staging area takes
-    // other bytes (send() sends them before any other message by itself).
+    // The queued puts or gets (queue_put, queue_get) as one PutList or GetList, if there are any:
+    // before the staging area takes other bytes (send() sends them before any other message by
+    // itself).
     void send_queue();
 
 private:
     friend bool queue_put(int, int, std::uint64_t, const void*, std::size_t, std::optional<std::uint64_t>);
+    friend bool queue_get(int, int, std::uint64_t, void*, std::size_t, std::optional<std::uint64_t>);
+    // Queues one put or get: false where it cannot be queued (queue_put).
+    bool queue(bool get, int pe, int space, std::uint64_t offset, void* buf, std::size_t n,
+               std::optional<std::uint64_t> in_heap);
     void transfer(AmOp op, int pe, int space, std::uint64_t offset, std::uint64_t local, std::size_t n);
     void send(int pe, AmSlot& m);
     int channel_;
@@ -122,13 +129,13 @@ private:
     // A large put or get between a device heap of this PE and the sender's
     // host heap as one device copy; false where there is none to make.
     bool device_copy(const AmSlot& m);
-    // A PutList message's puts (AmPiece).
-    void put_list(const AmSlot& m);
+    // A PutList or GetList message's puts or gets (AmPiece).
+    void list(const AmSlot& m);
     VulkanDevice& dev_;
     SymmetricMemory& mem_;
     std::uint64_t next_ = 0;           // the next ticket to serve
     std::vector<unsigned char> bounce_; // data of messages from PEs reached over the network
-    std::unique_ptr<VulkanDevice::CopyStream> stream_; // a PutList's copies (made at the first)
+    std::unique_ptr<VulkanDevice::CopyStream> stream_; // a list's copies (made at the first)
 };
 
 } // namespace vkshmem::am

@@ -59,7 +59,7 @@ namespace {
 // context (their order is the device's), so a context's quiet and fence complete all of them;
 // then `network` (its quiet or fence of one domain), where a network runs.
 template <class Network> void complete_then(const char* call, Network network) {
-    am::flush_puts(); // (the application's puts queued for owners' proxies)
+    am::flush_queue(); // (the application's puts and gets queued for owners' proxies)
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (g_subsystems.device)
         if (auto r = g_subsystems.device->quiet(); !r) fatal(call, "{}", r.error().message);
@@ -143,7 +143,10 @@ const DeviceMemory* host_heap_side(const void* p, std::size_t n, std::size_t* of
 void transfer_am(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call, bool nbi) {
     std::size_t buf_off = 0;
     const DeviceMemory* buf_mem = unmapped_local(buf, &buf_off);
-    if (nbi && to_peer && !buf_mem && am::queue_put(pe, t.space, t.offset, buf, n, own_host_heap(buf, n))) return;
+    if (nbi && !buf_mem &&
+        (to_peer ? am::queue_put(pe, t.space, t.offset, buf, n, own_host_heap(buf, n))
+                 : am::queue_get(pe, t.space, t.offset, buf, n, own_host_heap(buf, n))))
+        return;
     am::Sender s;
     s.send_queue(); // (their bytes may be in the staging area, which this transfer may take)
     if (!buf_mem)
@@ -215,17 +218,21 @@ void put_slow(const Target& t, const void* src, std::size_t n, int pe, const cha
 }
 
 void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* call, bool nbi) {
-    if (t.route == Route::Proxy) return transfer_am(false, t, dst, n, pe, call, false);
+    if (t.route == Route::Proxy) return transfer_am(false, t, dst, n, pe, call, nbi);
     if (t.route == Route::Network) return transfer_net(false, t, dst, n, pe, call, nbi);
     VulkanDevice* dev = g_subsystems.device;
     std::size_t dst_off = 0;
+    // nbi: into the batch of non-blocking copies, complete at the next quiet (as put_nbi's).
     if (const DeviceMemory* dst_mem = unmapped_local(dst, &dst_off)) {
         if (const DeviceMemory* m = device_side(t, pe)) {
-            if (auto r = dev->copy(*dst_mem, dst_off, *m, t.offset, n); !r) fatal(call, "{}", r.error().message);
+            auto r = nbi ? dev->copy_nbi(*dst_mem, dst_off, *m, t.offset, n)
+                         : dev->copy(*dst_mem, dst_off, *m, t.offset, n);
+            if (!r) fatal(call, "{}", r.error().message);
             return;
         }
         if (t.route != Route::Direct) unreachable(t, pe, call);
-        if (auto r = dev->write(*dst_mem, dst_off, t.ptr, n); !r) fatal(call, "{}", r.error().message);
+        auto r = nbi ? dev->write_nbi(*dst_mem, dst_off, t.ptr, n) : dev->write(*dst_mem, dst_off, t.ptr, n);
+        if (!r) fatal(call, "{}", r.error().message);
         return;
     }
     if (t.route == Route::Direct) {
@@ -242,10 +249,12 @@ void get_slow(void* dst, const Target& t, std::size_t n, int pe, const char* cal
     if (!m) unreachable(t, pe, call);
     std::size_t host_off = 0;
     if (const DeviceMemory* h = host_heap_side(dst, n, &host_off)) {
-        if (auto r = dev->copy(*h, host_off, *m, t.offset, n); !r) fatal(call, "{}", r.error().message);
+        auto r = nbi ? dev->copy_nbi(*h, host_off, *m, t.offset, n, true) : dev->copy(*h, host_off, *m, t.offset, n);
+        if (!r) fatal(call, "{}", r.error().message);
         return;
     }
-    if (auto r = dev->read(dst, *m, t.offset, n); !r) fatal(call, "{}", r.error().message);
+    auto r = nbi ? dev->read_nbi(dst, *m, t.offset, n) : dev->read(dst, *m, t.offset, n);
+    if (!r) fatal(call, "{}", r.error().message);
 }
 
 std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,

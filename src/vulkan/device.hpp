@@ -127,8 +127,13 @@ public:
     // takes its bytes into the staging buffer at once; copy_nbi reads its source when the batch
     // runs, so that must stay unchanged until quiet().
     Result<void> write_nbi(const DeviceMemory& dst, std::size_t dst_off, const void* src, std::size_t n);
+    // `host_reads`: the CPU reads dst (a host heap) after quiet(): the batch ends with a barrier for it.
     Result<void> copy_nbi(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src, std::size_t src_off,
-                          std::size_t n);
+                          std::size_t n, bool host_reads = false);
+    // The non-blocking form of read (shmem_get_nbi from a device heap into memory the device does
+    // not reach): the batch copies the bytes into the staging buffer, and the CPU copies them on
+    // into dst once it is done (at the next quiet() or blocking transfer); dst holds them only then.
+    Result<void> read_nbi(void* dst, const DeviceMemory& src, std::size_t src_off, std::size_t n);
     // Submits the open batch and waits for it: every non-blocking copy is then complete.
     Result<void> quiet();
 
@@ -142,6 +147,10 @@ public:
         // overlap, 256 regions), with a barrier after an overlap so that the later copy lands last.
         void add(VkCommandBuffer cmd, VkBuffer from, VkBuffer to, const VkBufferCopy& region);
         void record(VkCommandBuffer cmd);
+        // The last copy pending between these buffers, if any.
+        const VkBufferCopy* last(VkBuffer from, VkBuffer to) const {
+            return from == src && to == dst && !regions.empty() ? &regions.back() : nullptr;
+        }
     };
 private:
     // A queue of the runtime's, with a command buffer and a fence.
@@ -242,6 +251,9 @@ private:
     Result<void> settle_copy();
     Result<void> submit_copy(VkBuffer dst, std::size_t dst_off, VkBuffer src, std::size_t src_off, std::size_t n);
     Result<void> ensure_staging();
+    // (copy_mu_ held) Records into the open batch a copy of n bytes between the staging buffer and
+    // `heap` at heap_off (into it: `into`), and returns where in the staging buffer they go.
+    Result<std::size_t> stage_nbi(VkBuffer heap, std::size_t heap_off, std::size_t n, bool into);
     Result<void> finish_memory(DeviceMemory& m, bool map);
     // The whole-allocation buffer is made before the memory, so that the
     // allocation can be dedicated to it where the driver asks.
@@ -296,6 +308,13 @@ private:
     bool batch_open_ = false;   // copy_'s command buffer records non-blocking copies
     std::size_t batch_staged_ = 0; // bytes of the staging buffer the open batch uses
     CopyRegions batch_; // the open batch's copies not yet recorded
+    bool batch_host_reads_ = false; // the CPU reads what the open batch writes (read_nbi, host_reads)
+    // read_nbi's bytes at staging offset `at`, for dst once copy_'s submission is done (settle_copy).
+    struct Readback {
+        void* dst;
+        std::size_t at, n;
+    };
+    std::vector<Readback> readbacks_;
     std::atomic<bool> nbi_pending_{false}; // non-blocking copies not yet waited for by quiet()
     std::uint32_t amo_seq_ = 0;     // the last atomic posted
     bool sweeper_pending_ = false;  // amo_'s submission has not finished

@@ -24,9 +24,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <sstream>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -667,6 +669,81 @@ TEST_CASE("hundreds of get_nbi from every PE into poisoned slots, all complete a
             v.quiet();
             INFO(gets.size() << " gets");
             SPMD_REQUIRE_OK(gets.check());
+            shmem_barrier_all(); // nobody refills its pool while another PE still reads it
+        });
+    }
+}
+
+// A run of small transfers to consecutive addresses may travel as one copy (vulkan/transfer.cpp,
+// rma/am.cpp): pieces of 1-24 bytes covering a region, their sources (puts) or destinations (gets)
+// private and symmetric by turns in runs of 1-12 pieces, the gets' pieces laid out in reverse
+// order in their destinations.
+TEST_CASE("runs of small put_nbi and get_nbi to consecutive addresses: exact after quiet", "[nbi][put][get]") {
+    constexpr std::size_t kBytes = 4096;
+    const int n = spmd::npes(), me = spmd::me();
+    struct Piece {
+        std::size_t off, len;
+        bool sym;
+    };
+    auto pieces = [](Gen g) {
+        std::vector<Piece> v;
+        bool sym = false;
+        for (std::size_t off = 0, run = 0; off < kBytes; off += v.back().len) {
+            if (run-- == 0) {
+                sym = !sym;
+                run = g.range(0, 11);
+            }
+            v.push_back({off, std::min<std::size_t>(g.range(1, 24), kBytes - off), sym});
+        }
+        return v;
+    };
+    auto bytes = [](Gen g) {
+        std::vector<unsigned char> b(kBytes);
+        for (auto& c : b) c = static_cast<unsigned char>(g.next());
+        return b;
+    };
+    for (Space s : kSpaces) {
+        INFO("space: " << spmd::name(s));
+        spmd::SymArray<unsigned char> recv(s, uz(n) * kBytes), src_sym(s, uz(n) * kBytes), pool(s, kBytes),
+            got_sym(s, uz(n) * kBytes);
+        spmd::SymArray<long> flags(s, uz(n));
+        spmd::local_write(flags.get(), std::vector<long>(uz(n), 0));
+        long round = 0;
+        for_each_via([&](const Via& v) {
+            const std::uint64_t key = spmd::shared_key();
+            auto image = [&](int from, int to) { return bytes(Gen(key, uz(from), uz(to))); };
+            std::vector<std::vector<unsigned char>> src(uz(n));
+            for (int to : targets()) {
+                src[uz(to)] = image(me, to);
+                spmd::local_write(src_sym.get() + uz(to) * kBytes, src[uz(to)]);
+            }
+            spmd::local_write(pool.get(), bytes(Gen(key + 1, uz(me))));
+            recv.poison();
+            got_sym.poison();
+            std::vector<unsigned char> got(uz(n) * kBytes, spmd::poison_byte());
+            std::vector<unsigned char> want(got), want_sym(got);
+            shmem_barrier_all(); // every target is poisoned and every pool filled before anyone starts
+            for (int to : targets()) {
+                for (const Piece& p : pieces(Gen(key + 2, uz(me), uz(to)))) {
+                    const unsigned char* from = p.sym ? src_sym.get() + uz(to) * kBytes : src[uz(to)].data();
+                    v.put_nbi(kMem, recv.get() + uz(me) * kBytes + p.off, from + p.off, p.len, to);
+                }
+                const std::vector<unsigned char> theirs = bytes(Gen(key + 1, uz(to)));
+                for (const Piece& p : pieces(Gen(key + 3, uz(me), uz(to)))) {
+                    const std::size_t at = uz(to) * kBytes + (kBytes - p.off - p.len);
+                    v.get_nbi(kMem, (p.sym ? got_sym.get() : got.data()) + at, pool.get() + p.off, p.len, to);
+                    std::memcpy((p.sym ? want_sym : want).data() + at, theirs.data() + p.off, p.len);
+                }
+            }
+            v.quiet();
+            SPMD_REQUIRE_OK(spmd::diff_bytes(got.data(), want.data(), got.size()));
+            SPMD_REQUIRE_OK(spmd::diff_sym(got_sym.get(), want_sym.data(), want_sym.size()));
+            flag_all(flags.get(), ++round);
+            wait_all(flags.get(), round);
+            for (int p = 0; p < n; ++p) {
+                INFO("puts from PE " << p);
+                SPMD_REQUIRE_OK(spmd::diff_sym(recv.get() + uz(p) * kBytes, image(p, me).data(), kBytes));
+            }
             shmem_barrier_all(); // nobody refills its pool while another PE still reads it
         });
     }
