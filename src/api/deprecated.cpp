@@ -5,10 +5,16 @@
 #include <shmem.h>
 
 #include "api/typed.hpp"
+#include "runtime/runtime.hpp"
 
 extern "C" {
 
-void start_pes(int) noexcept { shmem_init(); } // the PE count was always ignored
+// The PE count was always ignored. No shmem_finalize is needed: the library is finalized when the
+// program exits (OpenSHMEM 1.4-1.6, start_pes).
+void start_pes(int) noexcept {
+    shmem_init();
+    vkshmem::Runtime::finalize_at_exit();
+}
 void* shmalloc(size_t size) noexcept { return shmem_malloc(size); }
 void shfree(void* ptr) noexcept { shmem_free(ptr); }
 void* shrealloc(void* ptr, size_t size) noexcept { return shmem_realloc(ptr, size); }

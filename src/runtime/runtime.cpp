@@ -40,11 +40,16 @@ void on_abort(int status, const char* msg) {
     if (g_abort_boot) g_abort_boot->abort(status, msg);
 }
 
+bool g_finalize_at_exit = false; // Runtime::finalize_at_exit, until the next finalize
+
 // A PE that returns from main (or calls exit) without shmem_finalize would
-// leave its peers waiting: end the whole job instead.
+// leave its peers waiting: end the whole job instead. A program that began with
+// start_pes is finalized here, as the specification has it (the atexit handler
+// comes after the launcher connection's own, so it runs before that closes).
 void exit_without_finalize() {
     if (!g_runtime) return;
     std::fflush(nullptr);
+    if (g_finalize_at_exit) return Runtime::finalize();
     fatal("exit", "PE {} exited without calling shmem_finalize; ending the job", g_state.my_pe);
 }
 
@@ -378,9 +383,14 @@ void Runtime::release(void* p, const char* call) {
     if (!memory_->free(p)) fatal(call, "{} is not an address shmem_malloc returned, or was freed already", p);
 }
 
+void Runtime::finalize_at_exit() {
+    if (g_runtime) g_finalize_at_exit = true;
+}
+
 void Runtime::finalize() {
     Runtime* rt = g_runtime;
     if (!rt) return;
+    g_finalize_at_exit = false;
     rt->barrier_all();
     g_state.initialized = false;
     rt->cmd_.reset();

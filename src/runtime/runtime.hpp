@@ -25,6 +25,9 @@ public:
     static Result<void> init(int requested_thread_level);
     // Collective: quiet, barrier, release everything.
     static void finalize();
+    // This initialization ends with the program (start_pes, OpenSHMEM 1.0-1.3): returning from
+    // main or exit() finalizes it, collectively, instead of ending the job as an error.
+    static void finalize_at_exit();
     // The application's own Vulkan device for the next init (vkshmemx_use_vk_device).
     static void use_device(const AdoptedDevice& a);
 

@@ -5,7 +5,7 @@
 # vkshmem as a newcomer's dependency: installs the build into a temporary prefix, moves that
 # tree elsewhere (the install must not remember where it was made), then builds the programs of
 # tests/install/consumer — a C program, a C++ program and a shader program with a GLSL and an
-# HLSL kernel — three ways:
+# HLSL kernel — three ways (and an OpenSHMEM 1.0 C program with oshcc):
 #   oshcc/oshc++ (and glslc, glslangValidator with the installed device library),
 #   find_package(vkshmem) (vkshmem_add_shaders embeds the kernels),
 #   pkg-config --cflags --libs vkshmem (and --variable=shaderdir),
@@ -68,12 +68,14 @@ mkdir -p "$m"
 "$prefix/bin/oshcc" -std=c11 -O2 -o "$m/hello_c" "$src/hello.c"
 "$prefix/bin/oshc++" -std=c++17 -O2 -o "$m/hello_cxx" "$src/hello.cpp"
 "$prefix/bin/oshcc" -std=c11 -O2 -o "$m/shader" "$src/shader.c"
+"$prefix/bin/oshcc" -O2 -o "$m/old_names" "$src/old_names.c"
 glsl "$shaderdir" "$src/ring.comp" "$m/ring.spv"
 hlsl "$shaderdir" "$src/ring.hlsl" "$m/ring_hlsl.spv"
 run "oshcc C" "$m/hello_c"
 run "oshcc C++" "$m/hello_cxx"
 run "oshcc shader (GLSL)" "$m/shader" "$m/ring.spv"
 run "oshcc shader (HLSL)" "$m/shader" "$m/ring_hlsl.spv"
+run "oshcc C, OpenSHMEM 1.0 (mpp/shmem.h, start_pes, no shmem_finalize)" "$m/old_names"
 
 step "method 2: find_package(vkshmem)"
 m=$tmp/cmake
