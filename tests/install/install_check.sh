@@ -69,6 +69,10 @@ mkdir -p "$m"
 "$prefix/bin/oshc++" -std=c++17 -O2 -o "$m/hello_cxx" "$src/hello.cpp"
 "$prefix/bin/oshcc" -std=c11 -O2 -o "$m/shader" "$src/shader.c"
 "$prefix/bin/oshcc" -O2 -o "$m/old_names" "$src/old_names.c"
+# The profiling interface's header and entry points (a tool's own shmem_barrier_all calls on).
+printf '%s\n' '#include <pshmem.h>' 'void shmem_barrier_all(void) { pshmem_barrier_all(); }' \
+    'int main(void) { pstart_pes(0); shmem_barrier_all(); pshmem_finalize(); return 0; }' >"$m/tool.c"
+"$prefix/bin/oshcc" -O2 -o "$m/tool" "$m/tool.c" || fail "a program with <pshmem.h> does not build"
 glsl "$shaderdir" "$src/ring.comp" "$m/ring.spv"
 hlsl "$shaderdir" "$src/ring.hlsl" "$m/ring_hlsl.spv"
 run "oshcc C" "$m/hello_c"

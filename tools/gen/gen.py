@@ -572,6 +572,115 @@ def render_hlsl(tables):
     return render_shader("hlsl", *glsl_routines(tables, tables.HLSL_FAMILIES, tables.HLSL_TYPES))
 
 
+# A routine's declaration in <shmem.h> or the generated header: return type, name, parameters
+# (one line once continuation lines are joined), ending in VKSHMEM_NOEXCEPT; (inline C++ overloads,
+# which have a body, and macros do not match).
+DECL = re.compile(r"^([A-Za-z_][\w \*]*?[ \*])(shmem_\w+|start_pes|shmalloc|shfree|shrealloc|shmemalign|_my_pe|_num_pes)"
+                  r"\(([^;{}]*)\) VKSHMEM_NOEXCEPT;$")
+
+
+def declarations(text):
+    """(return type, name, parameters) of every routine declared in a header's text, in order."""
+    joined, pending = [], ""
+    for line in text.splitlines():
+        s = line.strip()
+        if pending:
+            pending += " " + s
+        elif not s.startswith(("/*", "*", "#")) and "(" in s and not s.endswith(";") and "{" not in s:
+            pending = s
+        else:
+            joined.append(s)
+        if pending and pending.endswith(";"):
+            joined.append(pending)
+            pending = ""
+    out = []
+    for s in joined:
+        m = DECL.match(s)
+        if m:
+            out.append((m.group(1).strip(), m.group(2), re.sub(r"\s+", " ", m.group(3))))
+    return out
+
+
+def render_pshmem(tables, typed_header):
+    """The profiling interface: pshmem.h, the library's aliases and the names test.
+
+    Every routine of <shmem.h> (and the typed ones it includes) has a name-shifted twin, p + its
+    name (pshmem_long_put, pstart_pes, p_my_pe), the same entry point under a second name: a tool
+    that defines shmem_long_put itself reaches the library through pshmem_long_put. The C11
+    generic macros and the C++ overloads have none (the specification excludes them)."""
+    with open(os.path.join(ROOT, tables.PUBLIC_HEADER), encoding="utf-8") as f:
+        decls = declarations(f.read()) + declarations(typed_header)
+    seen, unique = set(), []
+    for d in decls:
+        if d[1] not in seen:
+            seen.add(d[1])
+            unique.append(d)
+    if len(unique) < 1000:
+        raise GenError(f"only {len(unique)} routines found in {tables.PUBLIC_HEADER} and {tables.HEADER}")
+    guard = "VKSHMEM_PSHMEM_H"
+    h = [f"/* {SPDX} */",
+         f"/* {MARKER}. */",
+         "/*",
+         " * pshmem.h: the OpenSHMEM profiling interface. Every routine of <shmem.h> under a second name,",
+         " * p + its name (pshmem_long_put, pstart_pes, p_my_pe): the same entry point of the library, so",
+         " * that a tool which defines shmem_long_put itself (it takes precedence over the library's, whose",
+         " * program links or preloads it first) calls on to the library through pshmem_long_put. The",
+         " * types and constants are <shmem.h>'s. The C11 generic macros and the C++ overloads have no",
+         f" * pshmem_ form. {len(unique)} routines.",
+         " */",
+         f"#ifndef {guard}",
+         f"#define {guard}",
+         "",
+         "#include <shmem.h>",
+         "",
+         "#ifdef __cplusplus",
+         'extern "C" {',
+         "#endif",
+         ""]
+    h += [f"{ret}{'' if ret.endswith('*') else ' '}p{name}({params}) {NOEXCEPT};" for ret, name, params in unique]
+    h += ["", "#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */"]
+    ld = [f"/* {SPDX} */",
+          f"/* {MARKER}. */",
+          "/* The profiling interface's entry points (include/pshmem.h): each an alias of the routine it",
+          " * shifts, given to the linker with the library's objects (src/CMakeLists.txt). */"]
+    ld += [f"p{name} = {name};" for _, name, _ in unique]
+    t = [f"/* {SPDX} */",
+         f"/* {MARKER}. */",
+         f"/* Every routine of the profiling interface (include/pshmem.h), {len(unique)}: the program links",
+         " * only if the library defines each name, and checks that each is the entry point of the routine",
+         " * it shifts (by the dynamic linker's lookup, which a PLT entry of this program does not change). */",
+         "#define _GNU_SOURCE",
+         "#include <pshmem.h>",
+         "",
+         "#include <dlfcn.h>",
+         "#include <stdio.h>",
+         "",
+         "typedef void (*vkshmem_fn)(void);",
+         "struct vkshmem_pshmem_entry {",
+         "    const char *name;",
+         "    vkshmem_fn shifted;",
+         "};",
+         "static const struct vkshmem_pshmem_entry entries[] = {"]
+    t += [f'    {{"{name}", (vkshmem_fn)p{name}}},' for _, name, _ in unique]
+    t += ["};",
+          "",
+          "int main(void) {",
+          "    int bad = 0;",
+          "    char shifted[128];",
+          "    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; ++i) {",
+          '        snprintf(shifted, sizeof shifted, "p%s", entries[i].name);',
+          "        void *plain = dlsym(RTLD_DEFAULT, entries[i].name), *alias = dlsym(RTLD_DEFAULT, shifted);",
+          "        if (!entries[i].shifted || !plain || alias != plain) {",
+          '            printf("%s is not %s\\n", shifted, entries[i].name);',
+          "            ++bad;",
+          "        }",
+          "    }",
+          '    printf("pshmem_names: %zu routines, %d wrong\\n", sizeof entries / sizeof entries[0], bad);',
+          "    return bad != 0;",
+          "}"]
+    return "\n".join(h) + "\n", "\n".join(ld) + "\n", "\n".join(t) + "\n"
+
+
 def generate(tables):
     """Returns ({relative path: content}, {family id: C routine count}, GLSL and HLSL routine counts)."""
     expanded = expand(tables)
@@ -593,6 +702,8 @@ def generate(tables):
     outputs[tables.GLSL_HEADER], glsl_total = render_glsl(tables)
     outputs[tables.HLSL_HEADER], hlsl_total = render_hlsl(tables)
     outputs[tables.CONSTANTS_HEADER] = render_constants(tables)
+    outputs[tables.PSHMEM_HEADER], outputs[tables.PSHMEM_ALIASES], outputs[tables.PSHMEM_TEST] = render_pshmem(
+        tables, outputs[tables.HEADER])
     counts = {}
     for fam, _, routines in expanded:
         counts[fam["id"]] = counts.get(fam["id"], 0) + len(routines)

@@ -408,6 +408,13 @@ HEADER = "include/vkshmem/shmem_typed.h"
 GENERIC_TEST = "tests/compile/generated/generics"
 # The CMake fragment that lists the generated C++ files.
 SOURCES_CMAKE = "src/api/generated/sources.cmake"
+# The profiling interface (OpenSHMEM 1.5-1.6, "Profiling Interface"): pshmem_ prototypes of every
+# routine <shmem.h> declares, the library's name-shifted entry points (linker script aliases), and
+# a program that takes the address of each.
+PSHMEM_HEADER = "include/pshmem.h"
+PSHMEM_ALIASES = "src/api/generated/pshmem.ld"
+PSHMEM_TEST = "tests/integration/generated/pshmem_names.c"
+PUBLIC_HEADER = "include/shmem.h"
 # The most lines one generated C++ file may have; move a family to another
 # file (its "file" above) when the generator reports one is over.
 MAX_CPP_LINES = 1500
