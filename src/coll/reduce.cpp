@@ -69,15 +69,16 @@ void scan(Team& t, void* dest, const void* source, std::size_t n, std::size_t el
     const std::size_t bytes = n * elem;
     const int last = inclusive ? t.me : t.me - 1; // the members this PE's result combines
     sync(t, call);
+    // Member 0's exclusive scan is zero (all bits clear for every type of the SUM table).
+    std::vector<byte> acc(bytes), buf;
     if (last >= 0) {
-        std::vector<byte> acc, buf;
         load(t, acc, source, bytes, 0, buf, call);
         for (int i = 1; i <= last; ++i) combine(acc.data(), view(source, bytes, t.world(i), buf, call), n);
-        put(t, t.me, dest, acc.data(), bytes, call);
     }
-    // Sources are read by members up the line: nobody may return (and change
-    // its source) before all have read.
+    // Sources are read by members up the line: nobody may write its dest, which in place is its
+    // source, nor return (and change its source) before all have read.
     sync(t, call);
+    put(t, t.me, dest, acc.data(), bytes, call);
 }
 
 } // namespace vkshmem::coll

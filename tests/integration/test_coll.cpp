@@ -405,9 +405,21 @@ TEMPLATE_TEST_CASE("sum_inscan and sum_exscan give prefix sums in team order", "
             dst.poison();
             ready(team); // every destination is prepared before any PE writes to it
             REQUIRE(Red<T>::exscan(team, dst.get(), src.get(), count) == 0);
-            if (me == 0) require_poison(dst.get(), 0, count + kMargin); // nothing precedes member 0
+            if (me == 0) require_results(dst.get(), std::vector<T>(count, T{})); // the empty sum: zero
             else require_results(dst.get(), combined<T>(Op::Sum, key, 0, me - 1, count));
             require_poison(dst.get(), count, count + kMargin);
+            // In place (dest == source, which the specification allows): each member's source is
+            // read by the members after it while they compute.
+            for (const bool inclusive : {true, false}) {
+                INFO((inclusive ? "sum_inscan" : "sum_exscan") << " in place");
+                spmd::local_write(dst.get(), values_of<T>(key, me, count));
+                ready(team);
+                REQUIRE((inclusive ? Red<T>::inscan : Red<T>::exscan)(team, dst.get(), dst.get(), count) == 0);
+                const int upto = inclusive ? me : me - 1;
+                if (upto < 0) require_results(dst.get(), std::vector<T>(count, T{}));
+                else require_results(dst.get(), combined<T>(Op::Sum, key, 0, upto, count));
+                require_poison(dst.get(), count, count + kMargin);
+            }
         });
     }
 }
