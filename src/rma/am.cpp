@@ -360,20 +360,27 @@ std::uint64_t Inbox::execute(const AmSlot& m) {
     fatal(kCall, "unknown message from PE {} (op {}, width {})", m.from, m.op, m.width);
 }
 
-bool Inbox::device_copy(const AmSlot& m) {
+std::pair<const DeviceMemory*, const DeviceMemory*> Inbox::copy_ends(int space, int from, bool put,
+                                                                      std::uint64_t bytes) const {
     // What the CPU cannot map, or should not touch through a BAR, moves by
     // device copy, straight to or from the sender's host heap; BAR accesses
     // up to VKSHMEM_BAR_PUT_MAX / VKSHMEM_BAR_GET_MAX stay CPU stores and
     // loads, which cost less than a copy submission (~50 µs on an H100).
-    const Route route = g_state.space[m.space].route[g_state.my_pe];
-    if (route == Route::Direct) return false;
+    const Route route = g_state.space[space].route[g_state.my_pe];
+    if (route == Route::Direct) return {};
+    if (route == Route::BarWrite && bytes <= (put ? g_state.bar_put_max : g_state.bar_get_max)) return {};
+    const DeviceMemory* target = mem_.device_memory(g_state.my_pe, static_cast<Space>(space));
+    const DeviceMemory* host = mem_.shader_memory(from, kHostHeap);
+    if (!target || !target->buffer || !host) return {};
+    return {target, host};
+}
+
+bool Inbox::device_copy(const AmSlot& m) {
     const bool put = static_cast<AmOp>(m.op) == AmOp::Put;
-    if (route == Route::BarWrite && m.bytes <= (put ? g_state.bar_put_max : g_state.bar_get_max)) return false;
-    const DeviceMemory* target = mem_.device_memory(g_state.my_pe, static_cast<Space>(m.space));
-    const DeviceMemory* host = mem_.shader_memory(m.from, kHostHeap);
-    if (!target || !target->buffer || !host) return false;
-    auto r = static_cast<AmOp>(m.op) == AmOp::Put ? dev_.copy(*target, m.offset, *host, m.local, m.bytes)
-                                                  : dev_.copy(*host, m.local, *target, m.offset, m.bytes);
+    const auto [target, host] = copy_ends(m.space, m.from, put, m.bytes);
+    if (!target) return false;
+    auto r = put ? dev_.copy(*target, m.offset, *host, m.local, m.bytes)
+                 : dev_.copy(*host, m.local, *target, m.offset, m.bytes);
     if (!r) fatal(kCall, "{}", r.error().message);
     return true;
 }
@@ -393,15 +400,11 @@ void Inbox::list(const AmSlot& m) {
                   put ? "put" : "get", i, p.bytes, p.offset, p.local);
         total += p.bytes;
     }
-    // As device_copy decides for one put or get, for the list as a whole: its copies are one
-    // submission (a shader's bulk put arrives as runs of 64 KiB, each of which BAR stores would
-    // carry at about 5 GB/s on an H200).
-    const Route route = g_state.space[space].route[me];
-    const DeviceMemory* target = mem_.device_memory(me, space);
-    const DeviceMemory* host = mem_.shader_memory(m.from, kHostHeap);
-    const bool copies = route != Route::Direct &&
-                        (route != Route::BarWrite || total > (put ? g_state.bar_put_max : g_state.bar_get_max)) &&
-                        target && target->buffer && host;
+    // As for one put or get, for the list as a whole: its copies are one submission (a shader's
+    // bulk put arrives as runs of 64 KiB, each of which BAR stores would carry at about 5 GB/s on
+    // an H200).
+    const auto [target, host] = copy_ends(space, m.from, put, total);
+    const bool copies = target != nullptr;
     auto* mine = reinterpret_cast<unsigned char*>(g_state.space[space].lo);
     auto* theirs = reinterpret_cast<unsigned char*>(g_state.space[kHostHeap].peer[m.from]);
     if (copies && !stream_)

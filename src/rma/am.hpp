@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace vkshmem {
@@ -126,6 +127,10 @@ public:
 
 private:
     std::uint64_t execute(const AmSlot& m);
+    // The two ends of a device copy of `bytes` between this PE's `space` and PE `from`'s host heap
+    // (into `space`: `put`), or nulls where CPU accesses carry them.
+    std::pair<const DeviceMemory*, const DeviceMemory*> copy_ends(int space, int from, bool put,
+                                                                  std::uint64_t bytes) const;
     // A large put or get between a device heap of this PE and the sender's
     // host heap as one device copy; false where there is none to make.
     bool device_copy(const AmSlot& m);
