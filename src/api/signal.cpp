@@ -31,12 +31,15 @@ void bad_sig_op(int sig_op, const char* call) {
           SHMEM_SIGNAL_ADD);
 }
 
-void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe, const char* call) {
+void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe, const char* call, bool nbi) {
     // Stores into a GPU's BAR wait in write-combining buffers until a full fence; proxied puts
     // are complete once their queue is sent (put_signal_nbi's data may be queued, rma/am.hpp),
     // and device copies once waited for (it may be in the batch of non-blocking copies).
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (target(data, 0, pe, call).route != Route::Network) {
+        // put_signal_nbi's signal on a device or through a proxy is deferred (post_signal), and
+        // carried out only once the queued puts and copies before it are complete.
+        if (nbi && rma::detail::deferred_route(target(sig_addr, sizeof(std::uint64_t), pe, call).route)) return;
         am::flush_queue();
         if (VulkanDevice* dev = rma::g_subsystems.device)
             if (auto r = dev->quiet(); !r) fatal(call, "{}", r.error().message);
@@ -54,12 +57,15 @@ void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe
 void post_signal(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe, const char* call) {
     const Target t = target(sig_addr, sizeof(std::uint64_t), pe, call);
     const AmoOp op = sig_op == kSignalAdd ? AmoOp::Add : AmoOp::Set;
-    if (t.route != Route::Network) {
+    if (t.route == Route::Direct) {
         amo(sig_addr, op, signal, std::uint64_t{0}, pe, call, false);
         return;
     }
     if (reinterpret_cast<std::uintptr_t>(sig_addr) % sizeof(std::uint64_t)) misaligned(sig_addr, 8, call);
-    amo_nbi_net(t, op, sizeof(std::uint64_t), signal, 0, nullptr, pe, call);
+    if (t.route == Route::Network)
+        amo_nbi_net(t, op, sizeof(std::uint64_t), signal, 0, nullptr, pe, call);
+    else
+        rma::detail::defer_amo(t, op, sizeof(std::uint64_t), signal, 0, nullptr, pe, call);
 }
 
 } // namespace vkshmem::api::detail

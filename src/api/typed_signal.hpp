@@ -14,14 +14,16 @@ namespace detail {
 inline constexpr int kSignalSet = 0; // SHMEM_SIGNAL_SET
 inline constexpr int kSignalAdd = 1; // SHMEM_SIGNAL_ADD
 
-// The signal update of put_signal_nbi: over the network posted without waiting, complete by the
-// next quiet of the calling context (signal.cpp).
+// The signal update of put_signal_nbi: over the network posted without waiting, on a device or
+// through an owner's proxy deferred (rma::detail::defer_amo); complete by the next quiet of the
+// calling context (signal.cpp).
 void post_signal(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe, const char* call);
 // Diagnoses a sig_op that is neither and ends the job (signal.cpp). Never returns.
 [[noreturn]] void bad_sig_op(int sig_op, const char* call);
 // Data that went to `pe` other than by CPU stores into mapped memory: completes or orders it
 // before what this PE issues next to `pe`, here the signal at sig_addr (signal.cpp).
-void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe, const char* call);
+// nbi: put_signal_nbi's, whose signal post_signal may defer behind the data by itself.
+void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe, const char* call, bool nbi);
 
 inline void check_sig_op(int sig_op, const char* call) {
     if (sig_op != kSignalSet && sig_op != kSignalAdd) [[unlikely]]
@@ -34,7 +36,7 @@ inline void check_sig_op(int sig_op, const char* call) {
 inline void update_signal(const void* data, std::size_t bytes, std::uint64_t* sig_addr, std::uint64_t signal,
                           int sig_op, int pe, const char* call, bool nbi = false) {
     if (bytes && target(data, 0, pe, call).route != Route::Direct) [[unlikely]]
-        order_before_signal(data, sig_addr, pe, call);
+        order_before_signal(data, sig_addr, pe, call, nbi);
     if (nbi) return post_signal(sig_addr, signal, sig_op, pe, call);
     amo(sig_addr, sig_op == kSignalAdd ? AmoOp::Add : AmoOp::Set, signal, std::uint64_t{0}, pe, call, false);
 }

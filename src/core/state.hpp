@@ -45,6 +45,10 @@ struct FastState {
     void (*net_progress)() = nullptr;
     // And sleeps on it (Transport::nap): a napping wait wakes when something arrives.
     void (*net_nap)(long ns) = nullptr;
+    // Set while the runtime runs: starts this PE's queued non-blocking work (a batch of device
+    // copies, active messages queued for owners, deferred atomics), which otherwise goes at the
+    // next quiet or fence; called by a wait or test that finds its condition unmet (wait.hpp).
+    void (*start_queued)() = nullptr;
     // Some space of this PE has no CPU mapping (a GPU's shared device heap):
     // local source and destination buffers must then be checked too.
     bool local_unmapped = false;

@@ -113,9 +113,17 @@ private:
     std::int64_t naps_ = 0; // since this wait began to nap, or last probed
 };
 
+// What a wait or test that finds its condition unmet does first: the peer it waits for may be
+// waiting for this PE's queued non-blocking operations (FastState::start_queued), which would
+// otherwise go only at its next quiet.
+inline void start_queued() {
+    if (auto f = g_state.start_queued) f();
+}
+
 // Calls done() until it returns true.
 template <class Pred> void wait_for(Pred done) {
     if (done()) return cross_process_acquire();
+    start_queued();
     const std::int64_t cap = g_state.spin_before_yield;
     std::int64_t budget = t_spin_budget < 0 || t_spin_budget > cap ? cap : t_spin_budget;
     std::int64_t spins = 0;
@@ -149,7 +157,10 @@ template <class Pred> void wait_for(Pred done) {
 inline constexpr long kDevicePollGapNs = 100'000;
 template <class Pred> void wait_for_device(Pred done) {
     long gap = 0;
+    bool started = false;
     for (int polls = 0; !done();) {
+        if (!started) start_queued();
+        started = true;
         if (g_state.net_progress) g_state.net_progress();
         if (polls < 4) {
             ++polls;

@@ -239,6 +239,8 @@ void flush_queue() {
 
 std::size_t queued_bytes() { return g_queue[1].bytes; }
 
+bool on_proxy_thread() { return tls_server != nullptr; }
+
 std::uint64_t Sender::amo(int pe, int space, std::uint64_t offset, unsigned op, unsigned width, std::uint64_t operand,
                           std::uint64_t cond) {
     AmSlot m{};

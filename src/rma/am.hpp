@@ -61,6 +61,8 @@ bool queue_get(int pe, int space, std::uint64_t offset, void* dst, std::size_t n
 // Sends the calling thread's channel's queued puts or gets and waits until the owner has carried
 // them out.
 void flush_queue();
+// Whether the calling thread is this PE's proxy thread.
+bool on_proxy_thread();
 // The bytes the proxy thread's channel has queued (its flush policy: proxy.cpp).
 std::size_t queued_bytes();
 

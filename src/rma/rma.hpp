@@ -46,6 +46,10 @@ void quiet(const char* call = "shmem_quiet");
 // The same for one context's network domain (null: the default's), and its fence.
 void quiet_on(net::Domain* d, const char* call);
 void fence_on(net::Domain* d, const char* call);
+// Starts what this PE has queued without waiting for it to complete: the batch of device copies,
+// the application's active-message queue, and the deferred atomics (which wait for both first);
+// FastState::start_queued. Not on the proxy thread, nor within itself.
+void start_queued();
 // A context's own network domain, or null where there is no network or it has none to give
 // (the context then shares the default's); close_domain completes what is in flight on it.
 net::Domain* open_domain();

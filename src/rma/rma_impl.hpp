@@ -56,6 +56,16 @@ std::uint64_t amo_slow(const Target& t, AmoOp op, std::size_t width, std::uint64
 void amo_nbi_net(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond, void* fetch,
                  int pe, const char* call);
 
+// Whether an AMO on route `r` is carried out by a device or by its owner's proxy (BarWrite,
+// Proxy, this PE's own unmapped heap): then a non-blocking form defers it (defer_amo).
+inline bool deferred_route(Route r) { return r != Route::Direct && r != Route::Network; }
+// An AMO of a non-blocking form (a fetching _nbi AMO, put_signal_nbi's signal) on a deferred_route:
+// carried out after this PE's queued puts and device copies, at the next quiet or fence of any
+// context, or once a thread of this PE waits or tests in vain (start_queued). `fetch` (or null)
+// receives the old value: `width` bytes of memory the CPU maps, or of this PE's device heap.
+void defer_amo(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond, void* fetch,
+               int pe, const char* call);
+
 template <class T> T* local_ivar(T* ivar, const char* call) {
     if (g_state.checks && space_of(ivar) < 0) [[unlikely]]
         bad_target(ivar, sizeof(T), g_state.my_pe, call);
@@ -196,6 +206,12 @@ std::size_t first_hit(T* ivars, std::size_t n, const int* status, int cmp, T val
         }
     }
     return SIZE_MAX;
+}
+
+// A test's result; one that is `unmet` starts the PE's queued work, as a wait does (wait.hpp).
+template <class R> R tested(R result, R unmet) {
+    if (result == unmet) start_queued();
+    return result;
 }
 
 inline std::size_t live_count(std::size_t n, const int* status) {
@@ -368,9 +384,10 @@ template <class T> void atomic_xor(T* dest, T value, int pe, const char* call) {
 }
 
 // The fetching nbi forms. Over the network the AMO is posted and the old value lands in *fetch
-// by the next quiet of the calling context; every other route completes the AMO before
-// returning and delivers *fetch at once. `fetch` may itself be symmetric memory the CPU cannot
-// store to (a GPU's device heap): then the value goes there like a put to this PE.
+// by the next quiet of the calling context; on a device or through an owner's proxy it is
+// deferred to then (defer_amo); on a mapped peer it completes before returning. `fetch` may
+// itself be symmetric memory the CPU cannot store to (a GPU's device heap): then the value goes
+// there like a put to this PE.
 namespace detail {
 template <class T> void deliver(T* fetch, T value, const char* call) {
     if (unmapped(fetch)) [[unlikely]] {
@@ -381,10 +398,13 @@ template <class T> void deliver(T* fetch, T value, const char* call) {
 }
 template <class T> void amo_nbi(T* fetch, T* dest, AmoOp op, T operand, T cond, int pe, const char* call) {
     Target t = target(dest, sizeof(T), pe, call);
-    if (t.route == Route::Network && !unmapped(fetch)) [[unlikely]] {
+    if (t.route != Route::Direct && (t.route != Route::Network || !unmapped(fetch))) [[unlikely]] {
         if (reinterpret_cast<std::uintptr_t>(dest) % sizeof(T)) [[unlikely]]
             misaligned(dest, sizeof(T), call);
-        amo_nbi_net(t, op, sizeof(T), to_bits(operand), to_bits(cond), fetch, pe, call);
+        if (t.route == Route::Network)
+            amo_nbi_net(t, op, sizeof(T), to_bits(operand), to_bits(cond), fetch, pe, call);
+        else
+            defer_amo(t, op, sizeof(T), to_bits(operand), to_bits(cond), fetch, pe, call);
         return;
     }
     deliver(fetch, amo(dest, op, operand, cond, pe, call), call);
@@ -423,7 +443,7 @@ template <class T> void wait_until(T* ivar, int cmp, T value, const char* call) 
 }
 template <class T> int test(T* ivar, int cmp, T value, const char* call) {
     detail::check_ivars(ivar, 1, cmp, call);
-    return detail::compare(detail::watch(ivar, detail::unmapped(ivar)), cmp, value) ? 1 : 0;
+    return detail::tested(detail::compare(detail::watch(ivar, detail::unmapped(ivar)), cmp, value) ? 1 : 0, 0);
 }
 template <class T>
 void wait_until_all(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call) {
@@ -456,36 +476,41 @@ std::size_t wait_until_some_vector(T* ivars, std::size_t nelems, std::size_t* in
 template <class T> int test_all(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call) {
     detail::check_ivars(ivars, nelems, cmp, call);
     std::size_t live = 0;
-    return detail::scan(ivars, nelems, status, cmp, value, static_cast<const T*>(nullptr), nullptr, &live) == live;
+    return detail::tested(
+        detail::scan(ivars, nelems, status, cmp, value, static_cast<const T*>(nullptr), nullptr, &live) == live ? 1 : 0,
+        0);
 }
 template <class T>
 std::size_t test_any(T* ivars, std::size_t nelems, const int* status, int cmp, T value, const char* call) {
     detail::check_ivars(ivars, nelems, cmp, call);
-    return detail::first_hit(ivars, nelems, status, cmp, value, static_cast<const T*>(nullptr));
+    return detail::tested(detail::first_hit(ivars, nelems, status, cmp, value, static_cast<const T*>(nullptr)),
+                          SIZE_MAX);
 }
 template <class T>
 std::size_t test_some(T* ivars, std::size_t nelems, std::size_t* indices, const int* status, int cmp, T value,
                       const char* call) {
     detail::check_ivars(ivars, nelems, cmp, call);
-    return detail::scan(ivars, nelems, status, cmp, value, static_cast<const T*>(nullptr), indices, nullptr);
+    return detail::tested(
+        detail::scan(ivars, nelems, status, cmp, value, static_cast<const T*>(nullptr), indices, nullptr),
+        std::size_t{0});
 }
 template <class T>
 int test_all_vector(T* ivars, std::size_t nelems, const int* status, int cmp, const T* values, const char* call) {
     detail::check_ivars(ivars, nelems, cmp, call);
     std::size_t live = 0;
-    return detail::scan(ivars, nelems, status, cmp, T{}, values, nullptr, &live) == live;
+    return detail::tested(detail::scan(ivars, nelems, status, cmp, T{}, values, nullptr, &live) == live ? 1 : 0, 0);
 }
 template <class T>
 std::size_t test_any_vector(T* ivars, std::size_t nelems, const int* status, int cmp, const T* values,
                             const char* call) {
     detail::check_ivars(ivars, nelems, cmp, call);
-    return detail::first_hit(ivars, nelems, status, cmp, T{}, values);
+    return detail::tested(detail::first_hit(ivars, nelems, status, cmp, T{}, values), SIZE_MAX);
 }
 template <class T>
 std::size_t test_some_vector(T* ivars, std::size_t nelems, std::size_t* indices, const int* status, int cmp,
                              const T* values, const char* call) {
     detail::check_ivars(ivars, nelems, cmp, call);
-    return detail::scan(ivars, nelems, status, cmp, T{}, values, indices, nullptr);
+    return detail::tested(detail::scan(ivars, nelems, status, cmp, T{}, values, indices, nullptr), std::size_t{0});
 }
 
 } // namespace vkshmem::rma

@@ -11,7 +11,9 @@
 #include "vulkan/device.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 namespace vkshmem::rma::detail {
@@ -55,14 +57,61 @@ thread_local net::Domain* t_domain = nullptr;
 void quiet(const char* call) { quiet_on(nullptr, call); }
 
 namespace {
-// A full fence and the completion of the non-blocking device copies, which are one batch for every
-// context (their order is the device's), so a context's quiet and fence complete all of them;
-// then `network` (its quiet or fence of one domain), where a network runs.
-template <class Network> void complete_then(const char* call, Network network) {
+// defer_amo's list, one for every thread and context of this PE. g_deferred_mu is held while the
+// list is carried out too, and g_deferred_left counts what is posted and not yet done, so that a
+// quiet that finds another thread carrying out its AMOs waits until their old values are in.
+struct DeferredAmo {
+    detail::Target t;
+    detail::AmoOp op;
+    std::size_t width;
+    std::uint64_t operand, cond;
+    void* fetch;
+    int pe;
+    const char* call;
+};
+std::mutex g_deferred_mu;
+std::vector<DeferredAmo> g_deferred;
+std::atomic<std::size_t> g_deferred_left{0};
+// Past this many the poster carries them out itself (each is a device atomic or a message).
+constexpr std::size_t kDeferredMax = 4096;
+thread_local bool t_starting = false; // in start_queued or run_deferred: neither enters itself
+
+void complete_queued(const char* call) {
     am::flush_queue(); // (the application's puts and gets queued for owners' proxies)
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (g_subsystems.device)
         if (auto r = g_subsystems.device->quiet(); !r) fatal(call, "{}", r.error().message);
+}
+
+// The deferred AMOs, after the puts and copies posted before them are complete.
+void run_deferred(const char* call) {
+    if (t_starting || g_deferred_left.load(std::memory_order_acquire) == 0) return;
+    std::lock_guard lk(g_deferred_mu);
+    std::vector<DeferredAmo> list;
+    list.swap(g_deferred);
+    if (list.empty()) return;
+    t_starting = true;
+    complete_queued(call);
+    for (const DeferredAmo& d : list) {
+        const std::uint64_t old = detail::amo_slow(d.t, d.op, d.width, d.operand, d.cond, d.pe, d.call,
+                                                          d.fetch != nullptr);
+        if (!d.fetch) continue;
+        if (detail::unmapped(d.fetch))
+            put(static_cast<std::uint8_t*>(d.fetch), reinterpret_cast<const std::uint8_t*>(&old), d.width,
+                g_state.my_pe, d.call); // (the low `width` bytes: little-endian)
+        else
+            std::memcpy(d.fetch, &old, d.width);
+    }
+    t_starting = false;
+    g_deferred_left.fetch_sub(list.size(), std::memory_order_release);
+}
+
+// A full fence and the completion of the non-blocking device copies, which are one batch for every
+// context (their order is the device's), so a context's quiet and fence complete all of them, and
+// of the deferred AMOs; then `network` (its quiet or fence of one domain), where a network runs.
+template <class Network> void complete_then(const char* call, Network network) {
+    complete_queued(call);
+    run_deferred(call);
     if (g_subsystems.network)
         if (auto r = network(*g_subsystems.network); !r) fatal(call, "{}", r.error().message);
 }
@@ -74,6 +123,17 @@ void quiet_on(net::Domain* d, const char* call) {
 
 void fence_on(net::Domain* d, const char* call) {
     complete_then(call, [d](net::Transport& net) { return net.fence_on(d); });
+}
+
+void start_queued() {
+    if (t_starting || am::on_proxy_thread()) return;
+    constexpr const char* kCall = "a wait (starting this PE's non-blocking operations)";
+    t_starting = true;
+    am::flush_queue();
+    if (g_subsystems.device)
+        if (auto r = g_subsystems.device->start_nbi(); !r) fatal(kCall, "{}", r.error().message);
+    t_starting = false;
+    run_deferred(kCall);
 }
 
 net::Domain* open_domain() { return g_subsystems.network ? g_subsystems.network->open_domain() : nullptr; }
@@ -321,6 +381,16 @@ std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_
     return old;
 }
 } // namespace
+
+void defer_amo(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond, void* fetch,
+               int pe, const char* call) {
+    std::unique_lock lk(g_deferred_mu);
+    g_deferred.push_back({t, op, width, operand, cond, fetch, pe, call});
+    g_deferred_left.fetch_add(1, std::memory_order_release);
+    if (g_deferred.size() < kDeferredMax) return;
+    lk.unlock();
+    run_deferred(call);
+}
 
 void amo_nbi_net(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond, void* fetch,
                  int pe, const char* call) {

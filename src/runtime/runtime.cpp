@@ -71,6 +71,7 @@ Result<void> Runtime::init(int requested) {
     if (!r) {
         g_state.net_progress = nullptr;
         g_state.net_nap = nullptr;
+        g_state.start_queued = nullptr;
         rma::g_subsystems = {};
         g_runtime = nullptr;
         // The bootstrap stays alive so that the caller can still end the job.
@@ -155,6 +156,7 @@ Result<void> Runtime::start(int requested) {
     if (!mem) return mem.error();
     memory_ = std::move(*mem);
     rma::g_subsystems = {&cfg_, memory_.get(), device_.get(), nullptr};
+    g_state.start_queued = rma::start_queued;
     if (auto r = start_network(); !r) return r.error();
     std::vector<int> shared;
     for (int pe : boot_->local_peers())
@@ -397,6 +399,7 @@ void Runtime::finalize() {
     rt->proxy_.reset();
     g_state.net_progress = nullptr;
     g_state.net_nap = nullptr;
+    g_state.start_queued = nullptr;
     rt->teams_.reset();
     rma::g_subsystems = {};
     rt->net_.reset(); // collective: closes every connection

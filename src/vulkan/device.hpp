@@ -136,6 +136,9 @@ public:
     Result<void> read_nbi(void* dst, const DeviceMemory& src, std::size_t src_off, std::size_t n);
     // Submits the open batch and waits for it: every non-blocking copy is then complete.
     Result<void> quiet();
+    // Submits the open batch without waiting for it (a PE that waits for a peer, which may be
+    // waiting for these copies); the next quiet() waits for it.
+    Result<void> start_nbi();
 
     // The copies between one pair of buffers not yet recorded into a command buffer: consecutive
     // ones become one vkCmdCopyBuffer with many regions (one command per small copy cost the H100

@@ -292,4 +292,12 @@ Result<void> VulkanDevice::quiet() {
     return {};
 }
 
+Result<void> VulkanDevice::start_nbi() {
+    if (!nbi_pending_.load(std::memory_order_relaxed)) return {};
+    std::lock_guard lk(copy_mu_);
+    if (auto r = flush_batch(); !r)
+        return make_error(fmt::format("non-blocking device copies: {}", r.error().message), r.error().vk_result);
+    return {};
+}
+
 } // namespace vkshmem

@@ -12,6 +12,9 @@
 //     themselves without a fence);
 //   - shmem_fence / shmem_ctx_fence order put_nbi before a flag, and put_nbi + fence before a
 //     put_signal_nbi (SET and ADD): the target checks the data as soon as it sees flag or signal;
+//   - outstanding put_nbi, put_signal_nbi and fetching nbi atomics reach a PE that waits for
+//     them (wait_until, signal_wait_until, test loops) while their initiator, before any quiet,
+//     waits for another PE's: a ring of PEs each waiting on its left neighbour;
 //   - each created context completes its own operations: shmem_ctx_quiet of one context while
 //     another still has operations outstanding (one thread and several), threads that each drive
 //     a private context (SHMEM_THREAD_MULTIPLE), and shmem_ctx_destroy, which completes them.
@@ -897,6 +900,74 @@ TEST_CASE("put_signal_nbi (SET and ADD), after put_nbi and a fence: the data is 
                 shmem_barrier_all();
             }
         });
+    }
+}
+
+// No quiet, fence or barrier comes before every PE has seen what its left neighbour sent it: each
+// PE waits for that (wait_until, signal_wait_until, or a loop of shmem_test) while its own
+// operations to its right neighbour are still outstanding, so they must go while it waits, as a
+// peer on the network would need anyway: a batch of device copies, puts queued for an owner's
+// proxy, deferred atomics and signals. At 1 PE each PE is its own neighbour.
+TEST_CASE("outstanding nbi operations reach a PE that waits for them while their initiator waits too",
+          "[nbi][progress]") {
+    constexpr std::size_t kBlock = 4096 + 24;
+    const int me = spmd::me(), from = spmd::left(), to = spmd::right();
+    for (Space s : kSpaces) {
+        INFO("space: " << spmd::name(s));
+        spmd::SymArray<long> word(s, 1), counter(s, 1);
+        spmd::SymArray<std::uint64_t> sig(s, 1);
+        spmd::SymArray<unsigned char> block(s, kBlock);
+        for (const bool by_test : {false, true}) {
+            INFO((by_test ? "waiting by shmem_test loops" : "waiting by wait_until and signal_wait_until"));
+            for_each_via([&](const Via& v) {
+                const std::uint64_t key = spmd::shared_key();
+                const bool add = spmd::shared_range(0, 1) == 1;
+                auto word_of = [&](int p) { return static_cast<long>(spmd::mix(key ^ uz(p)) | 1); };
+                auto start_of = [&](int p) { return static_cast<long>(spmd::mix(key + 7 + uz(p)) >> 8); };
+                auto delta_of = [&](int p) { return static_cast<long>(spmd::mix(key + 99 + uz(p)) & 0xffff) + 1; };
+                auto signal_of = [&](int p) { return (spmd::mix(key + 5 + uz(p)) >> 4) | 1; };
+                auto block_of = [&](int p) {
+                    std::vector<unsigned char> b(kBlock);
+                    spmd::fill_bytes(b.data(), kBlock, Gen(key, uz(p), 3));
+                    return b;
+                };
+                word.store(0, 0);
+                counter.store(0, start_of(me));
+                sig.store(0, 0);
+                block.poison();
+                shmem_barrier_all();
+
+                const std::vector<unsigned char> mine = block_of(me);
+                const long w = word_of(me);
+                long fetched = -1;
+                v.put_nbi(kLong, word.get(), &w, sizeof(long), to);
+                NBI_CALL(v, long_atomic_fetch_add_nbi, &fetched, counter.get(), delta_of(me), to);
+                v.put_signal_nbi(kMem, block.get(), mine.data(), kBlock, sig.get(), signal_of(me),
+                                 add ? SHMEM_SIGNAL_ADD : SHMEM_SIGNAL_SET, to);
+                INFO("PE " << me << " waits for what PE " << from << " sent it (its own operations to PE " << to
+                           << " still outstanding)");
+                if (by_test) {
+                    while (!shmem_long_test(word.get(), SHMEM_CMP_EQ, word_of(from))) {
+                    }
+                    while (!shmem_long_test(counter.get(), SHMEM_CMP_EQ, start_of(me) + delta_of(from))) {
+                    }
+                    while (!shmem_uint64_test(sig.get(), SHMEM_CMP_EQ, signal_of(from))) {
+                    }
+                } else {
+                    shmem_long_wait_until(word.get(), SHMEM_CMP_EQ, word_of(from));
+                    shmem_long_wait_until(counter.get(), SHMEM_CMP_EQ, start_of(me) + delta_of(from));
+                    REQUIRE(shmem_signal_wait_until(sig.get(), SHMEM_CMP_EQ, signal_of(from)) == signal_of(from));
+                }
+                {
+                    INFO("the block PE " << from << " put with its signal, checked as soon as the signal arrived");
+                    SPMD_REQUIRE_OK(spmd::diff_sym(block.get(), block_of(from).data(), kBlock));
+                }
+                v.quiet();
+                INFO("the old value of PE " << to << "'s counter, fetched by PE " << me << "'s fetch_add_nbi");
+                REQUIRE(fetched == start_of(to));
+                shmem_barrier_all();
+            });
+        }
     }
 }
 
