@@ -28,6 +28,10 @@ void *shmemx_device_malloc(size_t size) VKSHMEM_NOEXCEPT;
 #define SHMEMX_SPACE_STATIC 2
 int shmemx_addr_space(const void *addr) VKSHMEM_NOEXCEPT;
 
+/* Seconds from an arbitrary moment before the first call, on a clock that never goes back
+ * (CLOCK_MONOTONIC), as Sandia OpenSHMEM's shmemx_wtime; callable before shmem_init. */
+double shmemx_wtime(void) VKSHMEM_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSL-1.0
 // Accessibility, ordering and whole-job synchronization (OpenSHMEM 1.6 §9.2,
-// §9.9, §9.10).
+// §9.9, §9.10), and the extensions shmemx_addr_space and shmemx_wtime.
 #include <shmem.h>
 #include <shmemx.h>
 
 #include "api/guard.hpp"
 
 #include <atomic>
+#include <time.h>
 
 using namespace vkshmem;
 
@@ -42,6 +43,12 @@ int shmemx_addr_space(const void* addr) noexcept {
     case kStaticData: return SHMEMX_SPACE_STATIC;
     default: return SHMEMX_SPACE_NONE;
     }
+}
+
+double shmemx_wtime(void) noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 // Node-local routes complete their operations before returning, so for them

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
 // Setup and queries: my_pe/n_pes, versions and vendor name, init_thread/query_thread (this
 // program starts with shmem_init_thread(SHMEM_THREAD_MULTIPLE)), pe_accessible, addr_accessible on
-// symmetric and private addresses, shmem_ptr aliasing each peer's object in every space, and
-// shmemx_addr_space.
+// symmetric and private addresses, shmem_ptr aliasing each peer's object in every space,
+// shmemx_addr_space and shmemx_wtime.
 #include "spmd.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <thread>
 
@@ -240,6 +241,25 @@ TEST_CASE("shmemx_addr_space names the heap of an address") {
     REQUIRE(shmemx_addr_space(on_malloc) == SHMEMX_SPACE_NONE);
     REQUIRE(shmemx_addr_space(nullptr) == SHMEMX_SPACE_NONE);
     std::free(on_malloc);
+}
+
+TEST_CASE("shmemx_wtime never goes back and counts seconds") {
+    double prev = shmemx_wtime();
+    REQUIRE(prev > 0.0);
+    for (int i = 0; i < 1000; ++i) {
+        const double t = shmemx_wtime();
+        REQUIRE(t >= prev);
+        prev = t;
+    }
+    // Against the standard library's monotonic clock over a 20 ms sleep (a lower bound only: the
+    // sleep may last longer, never shorter).
+    const auto c0 = std::chrono::steady_clock::now();
+    const double w0 = shmemx_wtime();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const double w1 = shmemx_wtime();
+    const double c = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    REQUIRE(w1 - w0 >= 0.020);
+    REQUIRE(w1 - w0 <= c + 0.001);
 }
 
 TEST_CASE("static variables keep their initial values and are symmetric") {
