@@ -242,6 +242,7 @@ Result<std::unique_ptr<Proxy>> Proxy::create(const Config& cfg, VulkanDevice& de
     else VKSHMEM_DEBUG("proxy: puts by device copy wait for each batch: {}", stream.error().message);
     std::atomic_thread_fence(std::memory_order_release);
     p->thread_ = std::thread([raw = p.get()] { raw->run(); });
+    dev.set_nbi_starter([raw = p.get()] { raw->inbox_.wake(); });
     return p;
 }
 
@@ -299,6 +300,7 @@ bool Proxy::dispatch_end(int timeout_ms) {
 }
 
 Proxy::~Proxy() {
+    dev_.set_nbi_starter({});
     stop_.store(true, std::memory_order_release);
     inbox_.wake();
     if (thread_.joinable()) thread_.join();
@@ -441,12 +443,18 @@ void Proxy::run() {
             idle = 0;
             continue;
         }
+        const bool nbi_open = start_nbi_batch();
         if (idle++ == 0) last = std::chrono::steady_clock::now();
         if (active_.load(std::memory_order_acquire) > 0 || !flights_.empty() ||
             std::chrono::steady_clock::now() - last < kLinger) {
             if (idle < 256) cpu_relax();
             else if (g_state.proxy_nap_ns > 0) nap(cpu_device_nap_ns(std::chrono::steady_clock::now() - last));
             else proxy_pause();
+        } else if (nbi_open || std::chrono::steady_clock::now() - nbi_seen_ < kNbiLinger) {
+            // Looks again at the application's batch in a while, not at every turn of a spin;
+            // and for a while after one, as the next often follows (a stream of put_nbi and
+            // quiet), whose first copy then need not wake this thread from its sleep.
+            nap(kNbiLookNs);
         } else {
             // Before any shader can run (a host-only program) only a peer's message, which
             // rings the doorbell, brings work. A wake-up every millisecond took the core from a
@@ -456,6 +464,21 @@ void Proxy::run() {
         }
     }
     settle();
+}
+
+bool Proxy::start_nbi_batch() {
+    if (!dev_.nbi_open()) return false;
+    const auto now = std::chrono::steady_clock::now();
+    nbi_seen_ = now;
+    if (const std::uint64_t grown = dev_.nbi_grown(); grown != nbi_grown_) {
+        nbi_grown_ = grown;
+        nbi_grown_at_ = now;
+        return true;
+    }
+    if (now - nbi_grown_at_ < kStartNbiAfter) return true;
+    if (auto r = dev_.start_nbi(); !r)
+        fatal("a non-blocking put or get (started by the proxy thread)", "{}", r.error().message);
+    return false;
 }
 
 bool Proxy::serve_one() {

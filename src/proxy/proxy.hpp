@@ -79,6 +79,16 @@ private:
             inbox_.wake();
     }
     bool serve_one();
+    // The application's batch of non-blocking device copies (VulkanDevice::start_nbi), once it
+    // has not grown for kStartNbiAfter, so that its copies run while the application computes
+    // rather than at its next quiet, fence or wait. True while a batch is open and still young.
+    bool start_nbi_batch();
+    static constexpr std::chrono::microseconds kStartNbiAfter{20};
+    static constexpr long kNbiLookNs = 10'000; // how often the idle thread looks at an open batch
+    static constexpr std::chrono::milliseconds kNbiLinger{1};
+    std::chrono::steady_clock::time_point nbi_seen_{};     // when start_nbi_batch last found a batch open
+    std::chrono::steady_clock::time_point nbi_grown_at_{}; // when it last found nbi_grown() changed
+    std::uint64_t nbi_grown_ = 0;
     // Completes the puts served since the last call (posted non-blocking) and publishes their
     // tickets as completed.
     void settle();

@@ -11,6 +11,7 @@
 #include <vulkan/vulkan.h>
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -139,6 +140,16 @@ public:
     // Submits the open batch without waiting for it (a PE that waits for a peer, which may be
     // waiting for these copies); the next quiet() waits for it.
     Result<void> start_nbi();
+    // The open batch's starter (the proxy thread, which calls start_nbi() once the batch has not
+    // grown for a while, so that its copies run while the application computes): `wake` is
+    // called when a batch takes its first copy. nbi_open(): a batch is open and not submitted;
+    // nbi_grown() counts the copies batches have taken (it changes while the open one grows).
+    void set_nbi_starter(std::function<void()> wake) {
+        std::lock_guard lk(copy_mu_);
+        nbi_starter_ = std::move(wake);
+    }
+    bool nbi_open() const { return nbi_open_.load(std::memory_order_acquire); }
+    std::uint64_t nbi_grown() const { return nbi_grown_.load(std::memory_order_relaxed); }
 
     // The copies between one pair of buffers not yet recorded into a command buffer: consecutive
     // ones become one vkCmdCopyBuffer with many regions (one command per small copy cost the H100
@@ -319,6 +330,10 @@ private:
     };
     std::vector<Readback> readbacks_;
     std::atomic<bool> nbi_pending_{false}; // non-blocking copies not yet waited for by quiet()
+    std::atomic<bool> nbi_open_{false};        // nbi_open
+    std::atomic<std::uint64_t> nbi_grown_{0};  // nbi_grown
+    std::function<void()> nbi_starter_;        // set_nbi_starter
+    void nbi_grew();
     std::uint32_t amo_seq_ = 0;     // the last atomic posted
     bool sweeper_pending_ = false;  // amo_'s submission has not finished
 };

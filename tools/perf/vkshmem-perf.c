@@ -44,7 +44,10 @@
  *   nbirate  message rate of 8-byte shmem_putmem_nbi and shmem_getmem_nbi, one
  *            shmem_quiet per NBI_WINDOW operations (distinct 8-byte slots), and for
  *            reference of NBI_WINDOW blocking 8-byte shmem_getmem (Mops/s, and the
- *            mean time per operation in us), then get_nbi rate / blocking get rate
+ *            mean time per operation in us), then get_nbi rate / blocking get rate;
+ *            where the library has put-with-signal (OpenSHMEM 1.5), also 8-byte
+ *            shmem_putmem_signal_nbi (SHMEM_SIGNAL_ADD on one signal word) and
+ *            shmem_uint64_atomic_fetch_add_nbi, NBI_WINDOW per shmem_quiet
  *   ctxrate  the same 8-byte shmem_ctx_putmem_nbi stream (one shmem_ctx_quiet per
  *            NBI_WINDOW) from 1 and then 2 threads of PE 0, each on a private
  *            context of its own (shmem_init_thread with SHMEM_THREAD_MULTIPLE):
@@ -146,9 +149,9 @@ static char *g_ovl_local;    /* overlap: the same on PE 0 (private): get destina
 static int g_ovl_put;        /* overlap row: shmem_putmem_nbi (1) or shmem_getmem_nbi (0) */
 static long g_ovl_units;     /* compute units that take about as long as the transfers */
 static volatile uint64_t g_sink; /* keeps the compute loop's result, so the loop stays */
-enum rate_op { RATE_PUT_NBI, RATE_GET_NBI, RATE_GET };
+enum rate_op { RATE_PUT_NBI, RATE_GET_NBI, RATE_GET, RATE_PUT_SIGNAL_NBI, RATE_FADD_NBI };
 static enum rate_op g_rate_op;
-static uint64_t *g_rate_remote;            /* nbirate: NBI_WINDOW words on the target (symmetric) */
+static uint64_t *g_rate_remote;            /* nbirate: NBI_WINDOW words on the target (symmetric), then a signal */
 static uint64_t g_rate_local[NBI_WINDOW];  /* nbirate: PE 0's source or destination */
 
 typedef void (*kernel_fn)(long n);
@@ -255,6 +258,19 @@ static void kernel_rate(long n)
                 shmem_getmem_nbi(&g_rate_local[w], &g_rate_remote[w], w8, g_target);
             shmem_quiet();
             break;
+#ifdef SHMEM_SIGNAL_SET
+        case RATE_PUT_SIGNAL_NBI:
+            for (int w = 0; w < NBI_WINDOW; w++)
+                shmem_putmem_signal_nbi(&g_rate_remote[w], &g_rate_local[w], w8, &g_rate_remote[NBI_WINDOW], 1,
+                                        SHMEM_SIGNAL_ADD, g_target);
+            shmem_quiet();
+            break;
+        case RATE_FADD_NBI:
+            for (int w = 0; w < NBI_WINDOW; w++)
+                shmem_uint64_atomic_fetch_add_nbi(&g_rate_local[w], &g_rate_remote[w], 1, g_target);
+            shmem_quiet();
+            break;
+#endif
         default:
             for (int w = 0; w < NBI_WINDOW; w++)
                 shmem_getmem(&g_rate_local[w], &g_rate_remote[w], w8, g_target);
@@ -745,12 +761,12 @@ static void rate_check(const char *name, unsigned salt)
     uint64_t want[NBI_WINDOW];
     for (int w = 0; w < NBI_WINDOW; w++)
         want[w] = coll_word(g_target, (size_t)w, salt);
-    if (g_rate_op == RATE_PUT_NBI) {
+    if (g_rate_op == RATE_PUT_NBI || g_rate_op == RATE_PUT_SIGNAL_NBI) {
         memcpy(g_rate_local, want, sizeof want);
         kernel_rate(1);
         memset(g_rate_local, 0, sizeof g_rate_local);
         shmem_getmem(g_rate_local, g_rate_remote, sizeof g_rate_local, g_target);
-    } else {
+    } else { /* gets, and fetch_add_nbi: the old values */
         shmem_putmem(g_rate_remote, want, sizeof want, g_target);
         shmem_quiet();
         memset(g_rate_local, 0, sizeof g_rate_local);
@@ -802,6 +818,10 @@ static void test_nbirate(void)
     else
         printf("%12s %14.3f %14s %12s\n", "get_nbi/get", nbi / blocking, "(ratio)", "-");
     fflush(stdout);
+#ifdef SHMEM_SIGNAL_SET
+    rate_row(RATE_PUT_SIGNAL_NBI, "put_signal_nbi");
+    rate_row(RATE_FADD_NBI, "fadd_nbi");
+#endif
 }
 
 /* ---- ctxrate: threads on private contexts ------------------------------------------ */
@@ -958,7 +978,9 @@ static void usage(FILE *f)
             "computation, size %zu: bytes per transfer, %d transfers) with _transfer, _compute,\n"
             "_total (us, medians); nbirate_put_nbi, nbirate_get_nbi (Mops/s, 8-byte operations,\n"
             "%d per quiet), nbirate_get (blocking), each with _time (us per operation), and\n"
-            "nbirate_get_nbi_over_get (ratio); ctxrate_1_thread, ctxrate_2_threads (Mops/s\n"
+            "nbirate_get_nbi_over_get (ratio), nbirate_put_signal_nbi and nbirate_fadd_nbi\n"
+            "(8-byte put with SHMEM_SIGNAL_ADD, uint64 fetch_add_nbi; OpenSHMEM 1.5 libraries);\n"
+            "ctxrate_1_thread, ctxrate_2_threads (Mops/s\n"
             "of 8-byte put_nbi, each thread on a private context) and ctxrate_2_over_1 (ratio).\n",
             WINDOW, OVERLAP_SIZE, OVERLAP_OPS, NBI_WINDOW);
 }
@@ -1188,7 +1210,7 @@ int main(int argc, char **argv)
         }
     }
     if (opt.tests & TEST_NBIRATE) {
-        g_rate_remote = symmetric_alloc(sizeof g_rate_local, me, "message-rate slots");
+        g_rate_remote = symmetric_alloc(sizeof g_rate_local + sizeof(uint64_t), me, "message-rate slots");
         shmem_putmem(g_rate_remote, g_rate_local, sizeof g_rate_local, me);
     }
     shmem_quiet();
