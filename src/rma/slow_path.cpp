@@ -83,9 +83,11 @@ void complete_queued(const char* call) {
         if (auto r = g_subsystems.device->quiet(); !r) fatal(call, "{}", r.error().message);
 }
 
-// The deferred AMOs, after the puts and copies posted before them are complete.
+// The deferred AMOs, after the puts and copies posted before them are complete. Not on the proxy
+// thread (its quiets complete its shaders' puts): it would hold up its inbox behind the lock while
+// an application thread's deferred AMO waits on some proxy.
 void run_deferred(const char* call) {
-    if (t_starting || g_deferred_left.load(std::memory_order_acquire) == 0) return;
+    if (t_starting || g_deferred_left.load(std::memory_order_acquire) == 0 || am::on_proxy_thread()) return;
     std::lock_guard lk(g_deferred_mu);
     std::vector<DeferredAmo> list;
     list.swap(g_deferred);
