@@ -9,9 +9,16 @@
 // Records start 8-byte aligned. The target answers a batch of puts once it has
 // carried them out (an acknowledgement) and a batch of gets with their bytes, so
 // the sender's quiet waits for the answers of what it sent.
+//
+// A put-with-signal's signal travels as a record among the puts (kAmoRec), after its data: the
+// target updates the word with a CPU atomic once the bytes before it are in, so the signal needs
+// neither a fence (a round trip) nor a message of its own. This is coherent with the transports'
+// own atomics where they are carried out by the target's CPU too, which is where batches are on
+// (tcp: VKSHMEM_NBI_BATCH).
 #pragma once
 
 #include "core/log.hpp"
+#include "transports/cpu_amo.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -26,8 +33,9 @@ constexpr std::size_t kBytes = 8192; // a batch's records at most, and its answe
 struct PutRec {
     std::uint64_t offset;
     std::uint32_t len;
-    std::uint32_t space;
+    std::uint32_t space; // with kAmoRec: an atomic, its AmoOp in bits 8-15, its operand the bytes
 };
+constexpr std::uint32_t kAmoRec = 0x8000'0000u;
 struct GetRec {
     std::uint64_t offset;
     std::uint64_t dst; // where the answer goes, in the asking PE
@@ -58,6 +66,17 @@ struct Gathered {
     void add(bool is_put, int space, std::uint64_t offset, void* buf, std::size_t n) {
         if (is_put) put(space, offset, buf, n);
         else get(space, offset, buf, n);
+    }
+    // Whether a put of n bytes and an atomic after it still fit.
+    bool fits_signal(std::size_t n) const { return puts.size() + 2 * sizeof(PutRec) + padded(n) + 8 <= kBytes; }
+    // Gathers an atomic without a reply (a signal), carried out after the puts before it.
+    void amo(int space, std::uint64_t offset, AmoOp op, unsigned width, std::uint64_t operand) {
+        const std::uint32_t code = kAmoRec | static_cast<std::uint32_t>(op) << 8 | static_cast<std::uint32_t>(space);
+        const PutRec rec{offset, width, code};
+        const std::size_t at = puts.size();
+        puts.resize(at + sizeof rec + 8);
+        std::memcpy(puts.data() + at, &rec, sizeof rec);
+        std::memcpy(puts.data() + at + sizeof rec, &operand, width); // the low bytes (little-endian)
     }
     void put(int space, std::uint64_t offset, const void* src, std::size_t n) {
         const PutRec rec{offset, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(space)};
@@ -101,6 +120,18 @@ inline bool carry_out_puts(const unsigned char* p, std::size_t len, const Segmen
         PutRec rec;
         std::memcpy(&rec, p + at, sizeof rec);
         at += sizeof rec;
+        if (rec.space & kAmoRec) {
+            const std::uint32_t space = rec.space & 0xff, op = rec.space >> 8 & 0xff;
+            unsigned char* to = (rec.len == 4 || rec.len == 8) && len - at >= 8 && op <= unsigned(AmoOp::Xor)
+                                    ? seg.at(space, rec.offset, rec.len, "signal")
+                                    : nullptr;
+            if (!to || reinterpret_cast<std::uintptr_t>(to) % rec.len) return false;
+            std::uint64_t operand = 0;
+            std::memcpy(&operand, p + at, rec.len);
+            cpu_amo(to, static_cast<AmoOp>(op), rec.len, operand, 0);
+            at += 8;
+            continue;
+        }
         unsigned char* to = rec.len <= len - at ? seg.at(rec.space, rec.offset, rec.len, "put") : nullptr;
         if (!to) return false;
         std::memcpy(to, p + at, rec.len);

@@ -101,6 +101,12 @@ public:
     }
     virtual Result<void> amo_on(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                                 std::uint64_t operand, std::uint64_t cond, void* fetch);
+    // A put with signal: n bytes to `pe`, then an 8-byte atomic `op` (Set or Add) of `signal` on
+    // the word at sig_offset of segment sig_space there, which lands only once the bytes have.
+    // Both posted as `how` says (the source may be reused on return in any case).
+    virtual Result<void> put_signal_on(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
+                                       std::size_t n, int sig_space, std::uint64_t sig_offset, AmoOp op,
+                                       std::uint64_t signal);
     // A new domain, or null when this transport has none to give (its operations then use the
     // default). close_domain completes what is in flight on it first.
     virtual Domain* open_domain() { return nullptr; }
@@ -137,6 +143,15 @@ inline Result<void> Transport::amo_on(const Post& how, int pe, int space, std::u
         else *static_cast<std::uint64_t*>(fetch) = *r;
     }
     return {};
+}
+
+// The default: the put, a fence, the atomic (a transport that orders them otherwise overrides it).
+inline Result<void> Transport::put_signal_on(const Post& how, int pe, int space, std::uint64_t offset,
+                                             const void* src, std::size_t n, int sig_space, std::uint64_t sig_offset,
+                                             AmoOp op, std::uint64_t signal) {
+    if (auto r = put_on(how, pe, space, offset, src, n); !r) return r;
+    if (auto r = fence_on(how.domain); !r) return r;
+    return amo_on(how, pe, sig_space, sig_offset, op, 8, signal, 0, nullptr);
 }
 
 // The node-local transport (shm/shm.cpp): peers' symmetric spaces as this

@@ -54,6 +54,24 @@ void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe
         fatal(call, "{}", r.error().message);
 }
 
+void put_signal_net(const void* dest, const void* source, std::size_t bytes, std::uint64_t* sig_addr,
+                    std::uint64_t signal, int sig_op, int pe, const char* call, bool nbi) {
+    const Target t = target(dest, bytes, pe, call);
+    const Target s = target(sig_addr, sizeof(std::uint64_t), pe, call);
+    // A signal on another route (a device heap through its owner's proxy), or a source the CPU
+    // cannot read (this PE's device heap): the data, then the signal, each on its own route.
+    if (s.route != Route::Network || unmapped(source)) {
+        rma::detail::put_slow(t, source, bytes, pe, call, nbi);
+        update_signal(dest, bytes, sig_addr, signal, sig_op, pe, call, nbi);
+        return;
+    }
+    if (reinterpret_cast<std::uintptr_t>(sig_addr) % sizeof(std::uint64_t)) misaligned(sig_addr, 8, call);
+    const net::AmoOp op = sig_op == kSignalAdd ? net::AmoOp::Add : net::AmoOp::Set;
+    auto r = g_runtime->network()->put_signal_on({rma::t_domain, nbi}, pe, t.space, t.offset, source, bytes, s.space,
+                                                 s.offset, op, signal);
+    if (!r) fatal(call, "{}", r.error().message);
+}
+
 void post_signal(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int pe, const char* call) {
     const Target t = target(sig_addr, sizeof(std::uint64_t), pe, call);
     const AmoOp op = sig_op == kSignalAdd ? AmoOp::Add : AmoOp::Set;

@@ -25,6 +25,14 @@ void post_signal(std::uint64_t* sig_addr, std::uint64_t signal, int sig_op, int 
 // nbi: put_signal_nbi's, whose signal post_signal may defer behind the data by itself.
 void order_before_signal(const void* data, const std::uint64_t* sig_addr, int pe, const char* call, bool nbi);
 
+// A put with signal whose data goes over the network (signal.cpp): where the signal does too,
+// one transport operation that keeps it behind the data (net::Transport::put_signal_on).
+void put_signal_net(const void* dest, const void* source, std::size_t bytes, std::uint64_t* sig_addr,
+                    std::uint64_t signal, int sig_op, int pe, const char* call, bool nbi);
+inline bool to_network(const void* dest, int pe, const char* call) {
+    return target(dest, 0, pe, call).route == Route::Network;
+}
+
 inline void check_sig_op(int sig_op, const char* call) {
     if (sig_op != kSignalSet && sig_op != kSignalAdd) [[unlikely]]
         bad_sig_op(sig_op, call);
@@ -48,17 +56,21 @@ template <class T>
 void put_signal(T* dest, const T* source, std::size_t nelems, std::uint64_t* sig_addr, std::uint64_t signal, int sig_op,
                 int pe, const char* call) {
     detail::check_sig_op(sig_op, call);
+    if (nelems && detail::to_network(dest, pe, call)) [[unlikely]]
+        return detail::put_signal_net(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe, call, false);
     put(dest, source, nelems, pe, call);
     // With no data (nelems 0: dest may be NULL) the signal is still delivered.
     detail::update_signal(dest, nelems * sizeof(T), sig_addr, signal, sig_op, pe, call);
 }
 
-// Over the network the data and the signal are both posted without waiting; the transport's
-// fence keeps the signal behind the data.
+// Over the network the data and the signal are both posted without waiting; the transport keeps
+// the signal behind the data (put_signal_net).
 template <class T>
 void put_signal_nbi(T* dest, const T* source, std::size_t nelems, std::uint64_t* sig_addr, std::uint64_t signal,
                     int sig_op, int pe, const char* call) {
     detail::check_sig_op(sig_op, call);
+    if (nelems && detail::to_network(dest, pe, call)) [[unlikely]]
+        return detail::put_signal_net(dest, source, nelems * sizeof(T), sig_addr, signal, sig_op, pe, call, true);
     put_nbi(dest, source, nelems, pe, call);
     detail::update_signal(dest, nelems * sizeof(T), sig_addr, signal, sig_op, pe, call, true);
 }

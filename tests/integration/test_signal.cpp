@@ -5,7 +5,8 @@
 // for the signal with shmem_signal_wait_until and checks the data at once, with no barrier in
 // between: a signal that became visible before its data fails the check. Also signal_add from
 // every PE at once (summed exactly), signal_set, signal_fetch, signal_wait_until's return value,
-// and shmem_pe_quiet completing nbi puts to a subset of PEs before a flag.
+// shmem_pe_quiet completing nbi puts to a subset of PEs before a flag, and a stream of small puts
+// with signal with no quiet in between.
 #include "spmd.hpp"
 #include "spmd_types.hpp"
 
@@ -204,6 +205,62 @@ TEST_CASE("all-to-all putmem_signal_nbi with one ADD counter per receiver") {
             shmem_barrier_all();
         }
     }
+}
+
+// A stream of small puts with signal to one PE with no quiet in between: each signal must land
+// after its own data, also where the network transport gathers many into one message (up to
+// VKSHMEM_NBI_BATCH bytes each, 8 KiB a message) and carries the signal among them. A blocking
+// form's source is overwritten as soon as it returns (it may be reused then); every third goes
+// through a private context.
+TEST_CASE("a stream of small put_signal(_nbi) without quiet: each signal after its own data") {
+    const int me = spmd::me(), to = spmd::right(), from = spmd::left();
+    constexpr std::size_t kMsgs = 96, kSlot = 320;
+    shmem_ctx_t ctx = SHMEM_CTX_DEFAULT;
+    const bool own_ctx = shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0;
+    for (Space s : {Space::Host, Space::Device}) {
+        INFO("data and signals in the " << spmd::name(s));
+        spmd::SymArray<unsigned char> buf(s, kSlot * kMsgs);
+        spmd::SymArray<std::uint64_t> sig(s, kMsgs);
+        const std::uint64_t key = spmd::shared_key();
+        std::vector<std::size_t> size(kMsgs);
+        std::vector<bool> nbi(kMsgs);
+        for (std::size_t i = 0; i < kMsgs; ++i) {
+            size[i] = spmd::shared_range(1, kSlot);
+            nbi[i] = spmd::shared_range(0, 1) == 1;
+        }
+        auto value_of = [&](int pe, std::size_t i) { return Gen(key, pe, i).next() | 1; };
+        buf.poison();
+        for (std::size_t i = 0; i < kMsgs; ++i) sig.store(i, 0);
+        shmem_barrier_all();
+        std::vector<std::vector<unsigned char>> kept(kMsgs); // nbi sources, unchanged until the quiet
+        std::vector<unsigned char> scratch(kSlot);
+        for (std::size_t i = 0; i < kMsgs; ++i) {
+            unsigned char* dest = buf.get() + i * kSlot;
+            const int op = i % 2 ? SHMEM_SIGNAL_ADD : SHMEM_SIGNAL_SET; // ADD to 0: the value as well
+            const shmem_ctx_t c = i % 3 == 0 ? ctx : SHMEM_CTX_DEFAULT;
+            if (nbi[i]) {
+                kept[i].resize(size[i]);
+                spmd::fill_bytes(kept[i].data(), size[i], Gen(key, me, i, 1));
+                shmem_ctx_putmem_signal_nbi(c, dest, kept[i].data(), size[i], sig.at(i), value_of(me, i), op, to);
+            } else {
+                spmd::fill_bytes(scratch.data(), size[i], Gen(key, me, i, 1));
+                shmem_ctx_putmem_signal(c, dest, scratch.data(), size[i], sig.at(i), value_of(me, i), op, to);
+                std::fill(scratch.begin(), scratch.end(), spmd::poison_byte());
+            }
+        }
+        for (std::size_t i = 0; i < kMsgs; ++i) {
+            INFO("message " << i << ": " << size[i] << " bytes, " << (nbi[i] ? "put_signal_nbi" : "put_signal"));
+            REQUIRE(shmem_signal_wait_until(sig.at(i), SHMEM_CMP_NE, 0) == value_of(from, i));
+            std::vector<unsigned char> expect(size[i]);
+            spmd::fill_bytes(expect.data(), size[i], Gen(key, from, i, 1));
+            const std::vector<unsigned char> got = spmd::local_bytes(buf.get() + i * kSlot, size[i]);
+            SPMD_REQUIRE_OK(spmd::diff_bytes(got.data(), expect.data(), size[i]));
+        }
+        shmem_ctx_quiet(ctx);
+        shmem_quiet();
+        shmem_barrier_all();
+    }
+    if (own_ctx) shmem_ctx_destroy(ctx);
 }
 
 TEST_CASE("signal_add from every PE at once is summed exactly; signal_set; signal_fetch") {

@@ -10,7 +10,8 @@
 // back by the writer; zero-byte operations; every atomic operation in both widths, fetching and
 // not, with the old values it returns and the value it leaves; concurrent adds from every PE and
 // from two threads per PE on one word; errors (not crashes) for operations past a segment or on
-// an unregistered one. Capabilities decide what is skipped (caps().amo_widths).
+// an unregistered one; put with signal, the signal after its data. Capabilities decide what is
+// skipped (caps().amo_widths).
 //
 //   oshrun -np N transport_conformance shm|ucx|ofi
 #include "bootstrap/bootstrap.hpp"
@@ -390,6 +391,58 @@ void atomics(Setup& s, std::uint64_t seed) {
 
 } // namespace
 
+// Put with signal (put_signal_on) keeps the signal behind its data, blocking or not, on the
+// default domain and on one of its own, whichever way the data goes (in a batch with the signal,
+// or on its own and then fenced): the signal word is the data's last word, so the owner finds
+// data + signal there after an add, and the signal after a set, never the data alone. A stream of
+// them with no quiet in between, then the owner checks every one.
+void signal_checks(Setup& s, std::uint64_t seed) {
+    const std::size_t sizes[] = {8, 16, 200, 256, 264, 4096, 20000};
+    constexpr std::size_t kMsgs = 20, kAt = 400000, kStride = 24000;
+    net::Domain* own = s.t->open_domain();
+    for (net::Domain* d : {static_cast<net::Domain*>(nullptr), own})
+        for (bool nbi : {false, true}) {
+            const net::Post how{d, nbi};
+            const std::uint64_t salt = seed ^ (d ? 0x3c3c : 0xc3c3) ^ (nbi ? 0x1111 : 0);
+            auto size_of = [&](std::size_t j) { return sizes[j % std::size(sizes)]; };
+            auto signal_of = [&](int writer, int target, std::size_t j) {
+                return mix(salt ^ mix(std::uint64_t(writer) * 977 + std::uint64_t(target) * 31 + j));
+            };
+            std::vector<std::vector<unsigned char>> src; // unchanged until the quiet
+            for (int pe = 0; pe < g_n; ++pe) {
+                if (pe == g_me) continue;
+                for (std::size_t j = 0; j < kMsgs; ++j) {
+                    const std::size_t n = size_of(j);
+                    src.emplace_back(n);
+                    for (std::size_t i = 0; i < n; ++i) src.back()[i] = byte_at(salt + j, g_me, pe, n, i);
+                    const std::uint64_t at = kSlot * static_cast<std::size_t>(g_me) + kAt + j * kStride;
+                    OK(s.t->put_signal_on(how, pe, 0, at, src.back().data(), n, 0, at + n - 8,
+                                          j % 2 ? AmoOp::Add : AmoOp::Set, signal_of(g_me, pe, j)));
+                }
+            }
+            OK(s.t->quiet_on(d));
+            barrier();
+            for (int w = 0; w < g_n; ++w) {
+                if (w == g_me) continue;
+                for (std::size_t j = 0; j < kMsgs; ++j) {
+                    const std::size_t n = size_of(j);
+                    std::vector<unsigned char> expect(n);
+                    for (std::size_t i = 0; i < n; ++i) expect[i] = byte_at(salt + j, w, g_me, n, i);
+                    std::uint64_t last = 0;
+                    std::memcpy(&last, expect.data() + n - 8, 8);
+                    last = j % 2 ? last + signal_of(w, g_me, j) : signal_of(w, g_me, j);
+                    std::memcpy(expect.data() + n - 8, &last, 8);
+                    const char* got = s.seg0 + kSlot * static_cast<std::size_t>(w) + kAt + j * kStride;
+                    CHECK(std::memcmp(got, expect.data(), n) == 0,
+                          "PE %d's put with signal %zu (%zu bytes, %s, %s%s): the data or the signal after it differ",
+                          w, j, n, j % 2 ? "add" : "set", nbi ? "non-blocking" : "blocking", d ? ", own domain" : "");
+                }
+            }
+            barrier();
+        }
+    s.t->close_domain(own);
+}
+
 int main(int argc, char** argv) {
     if (argc != 2) {
         std::fprintf(stderr, "usage: oshrun -np N transport_conformance shm|ucx|ofi\n");
@@ -448,6 +501,7 @@ int main(int argc, char** argv) {
     rma_checks(s, seed);
     nbi_checks(s, seed);
     order_checks(s, seed);
+    signal_checks(s, seed);
     errors(s);
     atomics(s, seed);
 

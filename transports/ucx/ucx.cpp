@@ -266,6 +266,9 @@ public:
     }
     Result<void> amo_on(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                         std::uint64_t operand, std::uint64_t cond, void* fetch) override;
+    Result<void> put_signal_on(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
+                               std::size_t n, int sig_space, std::uint64_t sig_offset, AmoOp op,
+                               std::uint64_t signal) override;
     Domain* open_domain() override;
     void close_domain(Domain* d) override;
     Result<void> fence_on(Domain* d) override;
@@ -986,6 +989,33 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
         }
     }
     return complete(l, req, "atomic");
+}
+
+// Where the lane batches, a small put with signal goes into pe's batch, the signal as a record
+// behind the data (transports/batch.hpp): one message, no fence. Else the put, a fence (which
+// waits until the batches before it are carried out: a round trip) and the atomic.
+Result<void> Ucx::put_signal_on(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
+                                std::size_t n, int sig_space, std::uint64_t sig_offset, AmoOp op,
+                                std::uint64_t signal) {
+    Lane& l = lane(how.domain);
+    if (!l.batching || n == 0 || n > batch_max_)
+        return Transport::put_signal_on(how, pe, space, offset, src, n, sig_space, sig_offset, op, signal);
+    if (auto r = remote(l, pe, space, offset, n, "put"); !r) return r.error();
+    if (auto r = remote(l, pe, sig_space, sig_offset, 8, "signal"); !r) return r.error();
+    l.app_ns.store(now_ns(), std::memory_order_relaxed); // the application is here (progress_loop)
+    auto lk = lock(l);
+    if (!settled(l, true)) {
+        lk.lk.unlock();
+        if (auto st = settle(l, true); !st) return st;
+        lk.lk.lock();
+    }
+    batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
+    if (!g.fits_signal(n)) send_batch(l, pe);
+    g.put(space, offset, src, n);
+    g.amo(sig_space, sig_offset, op, 8, signal);
+    l.batched = true;
+    if (!l.posted.exchange(true, std::memory_order_relaxed)) wake_progress();
+    return {};
 }
 
 Result<void> Ucx::fence_on(Domain* d) {
