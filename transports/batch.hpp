@@ -10,11 +10,12 @@
 // carried them out (an acknowledgement) and a batch of gets with their bytes, so
 // the sender's quiet waits for the answers of what it sent.
 //
-// A put-with-signal's signal travels as a record among the puts (kAmoRec), after its data: the
-// target updates the word with a CPU atomic once the bytes before it are in, so the signal needs
-// neither a fence (a round trip) nor a message of its own. This is coherent with the transports'
-// own atomics where they are carried out by the target's CPU too, which is where batches are on
-// (tcp: VKSHMEM_NBI_BATCH).
+// Atomics travel as records too (kAmoRec in the space field), carried out by the target's CPU in
+// their place in the batch: one without a reply (a put-with-signal's signal, after its data; a
+// non-fetching AMO) among the puts, a fetching one among the gets, its old value in the answer.
+// A signal then needs neither a fence (a round trip) nor a message of its own. This is coherent
+// with the transport's own atomics only where those are the target CPU's as well (tcp's software
+// atomics), which the transport checks before it gathers any.
 #pragma once
 
 #include "core/log.hpp"
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -40,7 +42,7 @@ struct GetRec {
     std::uint64_t offset;
     std::uint64_t dst; // where the answer goes, in the asking PE
     std::uint32_t len;
-    std::uint32_t space;
+    std::uint32_t space; // with kAmoRec: a fetching atomic (as PutRec's), its operand and comparand after it
 };
 struct DataRec {
     std::uint64_t dst;
@@ -69,10 +71,16 @@ struct Gathered {
     }
     // Whether a put of n bytes and an atomic after it still fit.
     bool fits_signal(std::size_t n) const { return puts.size() + 2 * sizeof(PutRec) + padded(n) + 8 <= kBytes; }
+    // Whether a fetching atomic still fits (its answer too).
+    bool fits_fetch() const {
+        return gets.size() + sizeof(GetRec) + 16 <= kBytes && answer + sizeof(DataRec) + 8 <= kBytes;
+    }
+    static std::uint32_t amo_code(int space, AmoOp op) {
+        return kAmoRec | static_cast<std::uint32_t>(op) << 8 | static_cast<std::uint32_t>(space);
+    }
     // Gathers an atomic without a reply (a signal), carried out after the puts before it.
     void amo(int space, std::uint64_t offset, AmoOp op, unsigned width, std::uint64_t operand) {
-        const std::uint32_t code = kAmoRec | static_cast<std::uint32_t>(op) << 8 | static_cast<std::uint32_t>(space);
-        const PutRec rec{offset, width, code};
+        const PutRec rec{offset, width, amo_code(space, op)};
         const std::size_t at = puts.size();
         puts.resize(at + sizeof rec + 8);
         std::memcpy(puts.data() + at, &rec, sizeof rec);
@@ -84,6 +92,17 @@ struct Gathered {
         puts.resize(at + sizeof rec + padded(n));
         std::memcpy(puts.data() + at, &rec, sizeof rec);
         std::memcpy(puts.data() + at + sizeof rec, src, n); // the source may be reused at once
+    }
+    // Gathers a fetching atomic, whose old value (`width` bytes) the answer takes to `fetch`.
+    void fetch_amo(int space, std::uint64_t offset, AmoOp op, unsigned width, std::uint64_t operand,
+                   std::uint64_t cond, void* fetch) {
+        const GetRec rec{offset, reinterpret_cast<std::uintptr_t>(fetch), width, amo_code(space, op)};
+        const std::uint64_t args[2] = {operand, cond};
+        const std::size_t at = gets.size();
+        gets.resize(at + sizeof rec + sizeof args);
+        std::memcpy(gets.data() + at, &rec, sizeof rec);
+        std::memcpy(gets.data() + at + sizeof rec, args, sizeof args);
+        answer += sizeof(DataRec) + 8;
     }
     void get(int space, std::uint64_t offset, void* dst, std::size_t n) {
         const GetRec rec{offset, reinterpret_cast<std::uintptr_t>(dst), static_cast<std::uint32_t>(n),
@@ -114,6 +133,17 @@ struct Segments {
     }
 };
 
+// Carries out an atomic record (`code`: kAmoRec, its AmoOp, its space) on this PE's word; the old
+// value, or nothing when the record is bad.
+inline std::optional<std::uint64_t> carry_out_amo(std::uint32_t code, std::uint64_t offset, std::uint32_t width,
+                                                  std::uint64_t operand, std::uint64_t cond, const Segments& seg) {
+    const std::uint32_t space = code & 0xff, op = code >> 8 & 0xff;
+    unsigned char* to =
+        (width == 4 || width == 8) && op <= unsigned(AmoOp::Xor) ? seg.at(space, offset, width, "atomic") : nullptr;
+    if (!to || reinterpret_cast<std::uintptr_t>(to) % width) return std::nullopt;
+    return cpu_amo(to, static_cast<AmoOp>(op), width, operand, cond);
+}
+
 // Carries out a batch of puts in order; false when a record was bad (the rest is skipped).
 inline bool carry_out_puts(const unsigned char* p, std::size_t len, const Segments& seg) {
     for (std::size_t at = 0; at + sizeof(PutRec) <= len;) {
@@ -121,14 +151,10 @@ inline bool carry_out_puts(const unsigned char* p, std::size_t len, const Segmen
         std::memcpy(&rec, p + at, sizeof rec);
         at += sizeof rec;
         if (rec.space & kAmoRec) {
-            const std::uint32_t space = rec.space & 0xff, op = rec.space >> 8 & 0xff;
-            unsigned char* to = (rec.len == 4 || rec.len == 8) && len - at >= 8 && op <= unsigned(AmoOp::Xor)
-                                    ? seg.at(space, rec.offset, rec.len, "signal")
-                                    : nullptr;
-            if (!to || reinterpret_cast<std::uintptr_t>(to) % rec.len) return false;
             std::uint64_t operand = 0;
-            std::memcpy(&operand, p + at, rec.len);
-            cpu_amo(to, static_cast<AmoOp>(op), rec.len, operand, 0);
+            if (len - at < 8) return false;
+            std::memcpy(&operand, p + at, 8);
+            if (!carry_out_amo(rec.space, rec.offset, rec.len, operand, 0, seg)) return false;
             at += 8;
             continue;
         }
@@ -144,9 +170,24 @@ inline bool carry_out_puts(const unsigned char* p, std::size_t len, const Segmen
 // as zeros).
 inline bool answer_gets(const unsigned char* p, std::size_t len, std::vector<unsigned char>& out, const Segments& seg) {
     bool ok = true;
-    for (std::size_t at = 0; at + sizeof(GetRec) <= len; at += sizeof(GetRec)) {
+    for (std::size_t at = 0; at + sizeof(GetRec) <= len;) {
         GetRec rec;
         std::memcpy(&rec, p + at, sizeof rec);
+        at += sizeof rec;
+        if (rec.space & kAmoRec) {
+            std::uint64_t args[2] = {};
+            if (len - at < sizeof args) return false;
+            std::memcpy(args, p + at, sizeof args);
+            at += sizeof args;
+            const auto old = carry_out_amo(rec.space, rec.offset, rec.len, args[0], args[1], seg);
+            ok = ok && old;
+            const DataRec head{rec.dst, old ? rec.len : 0u}; // (a bad one's answer is empty)
+            const std::size_t o = out.size();
+            out.resize(o + sizeof head + (old ? 8 : 0));
+            std::memcpy(out.data() + o, &head, sizeof head);
+            if (old) std::memcpy(out.data() + o + sizeof head, &*old, 8); // the low bytes first
+            continue;
+        }
         const DataRec head{rec.dst, rec.len};
         const std::size_t o = out.size();
         out.resize(o + sizeof head + padded(rec.len));

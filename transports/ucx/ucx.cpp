@@ -87,6 +87,23 @@ std::string resources(ucp_context_h ctx) {
     return out.empty() ? " none" : out;
 }
 
+// Whether every resource UCX may use carries out atomics with the target's CPU (software atomics
+// over tcp, CPU atomics on shared memory): then batches may carry atomics, which the target's CPU
+// carries out, without breaking their atomicity with UCX's own. A NIC's atomics are not atomic
+// with respect to the CPU's.
+bool cpu_atomics_only(const std::string& res) {
+    static constexpr const char* kCpu[] = {"tcp", "self", "posix", "sysv", "cma", "knem", "xpmem"};
+    bool any = false;
+    for (std::size_t at = 0; (at = res.find_first_not_of(' ', at)) != std::string::npos;) {
+        const std::size_t end = std::min(res.find(' ', at), res.size());
+        const std::string tl = res.substr(at, std::min(res.find('/', at), end) - at);
+        if (std::none_of(std::begin(kCpu), std::end(kCpu), [&](const char* c) { return tl == c; })) return false;
+        any = true;
+        at = end;
+    }
+    return any;
+}
+
 // The progress thread's first look again at an application thread that is still posting
 // non-blocking operations (progress_loop), in ns.
 constexpr std::int64_t kPostingNapFirst = 10'000;
@@ -317,6 +334,21 @@ private:
         return !l.batched && l.unanswered.load(std::memory_order_relaxed) == 0;
     }
     Result<void> settle(Lane& l, bool to_batch);
+    // Gathers into l's batch for pe (add(batch), under l's mutex, a context's lane settled first),
+    // and has it sent later (progress_loop).
+    template <class Add> Result<void> gather(Lane& l, int pe, Add&& add) {
+        l.app_ns.store(now_ns(), std::memory_order_relaxed); // the application is here (progress_loop)
+        auto lk = lock(l);
+        if (!settled(l, true)) {
+            lk.lk.unlock();
+            if (auto st = settle(l, true); !st) return st;
+            lk.lk.lock();
+        }
+        add(l.batches[static_cast<std::size_t>(pe)]);
+        l.batched = true;
+        if (!l.posted.exchange(true, std::memory_order_relaxed)) wake_progress();
+        return {};
+    }
     // The default lane's batches and operations share endpoints, which keep their order.
     bool via_default(const Lane& l) const { return &l != &main_ && l.batching; }
     Result<void> rma(const Post& how, bool is_put, int pe, int space, std::uint64_t offset, void* buf, std::size_t n);
@@ -363,6 +395,7 @@ private:
 
     int me_, n_;
     std::size_t batch_max_; // the largest put or get that batches take (0: none)
+    bool cpu_atomics_ = false; // batches carry atomics and signals too (cpu_atomics_only)
     bool defer_;            // the default lane defers large ones (kDeferFrom; VKSHMEM_NBI_DEFER)
     Caps caps_;
     ucp_context_h ctx_ = nullptr;
@@ -469,11 +502,13 @@ Result<void> Ucx::init() {
     wake_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_ < 0) return Error{fmt::format("eventfd: {}", std::strerror(errno))};
     const char* tls = std::getenv("UCX_TLS");
-    desc_ = fmt::format("UCX {}, UCX_TLS={}, resources:{}, {}", ucp_get_version_string(), tls ? tls : "all",
-                        resources(ctx_),
+    const std::string res = resources(ctx_);
+    cpu_atomics_ = batch_max_ && cpu_atomics_only(res);
+    desc_ = fmt::format("UCX {}, UCX_TLS={}, resources:{}, {}{}", ucp_get_version_string(), tls ? tls : "all", res,
                         batch_max_ ? fmt::format("non-blocking puts and gets up to {} bytes in batches{}", batch_max_,
                                                  defer_ ? ", from 16 KiB posted by the progress thread" : "")
-                                   : std::string("no batches"));
+                                   : std::string("no batches"),
+                        cpu_atomics_ ? "; batches carry non-blocking atomics and signals too" : "");
     return {};
 }
 
@@ -931,6 +966,21 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     auto r = remote(l, pe, space, offset, width, "atomic");
     if (!r) return r.error();
     if (width != 4 && width != 8) return Error{fmt::format("UCX atomic: {}-byte operands are not native", width)};
+    // Where batches carry atomics, a non-blocking one goes into the target's batch: among the
+    // gets where it returns the old value, else among the puts. Only the default lane's: a
+    // context's lane settles at each change between its batches and its own endpoints (a round
+    // trip), which a mix with blocking atomics would cost at every other one. Not the blocking
+    // non-fetching ones either: in a mix with fetching ones (add, fetch_add, add, ...) each
+    // batch of one or two costs an answer of its own, a message that a UCP atomic without a
+    // reply does not (the contention cases of spmd_amo with UCX's progress slowed took 3x as long).
+    const bool old_wanted = fetch || returns_old(op, false);
+    if (how.nbi && &l == &main_ && l.batching && cpu_atomics_ && (!old_wanted || fetch)) {
+        return gather(l, pe, [&](batch::Gathered& g) {
+            if (!(old_wanted ? g.fits_fetch() : g.fits(true, 8))) send_batch(l, pe);
+            if (old_wanted) g.fetch_amo(space, offset, op, width, operand, cond, fetch);
+            else g.amo(space, offset, op, width, operand);
+        });
+    }
     ucp_atomic_op_t uop = UCP_ATOMIC_OP_ADD;
     bool reply = fetch != nullptr;
     switch (op) {
@@ -998,24 +1048,15 @@ Result<void> Ucx::put_signal_on(const Post& how, int pe, int space, std::uint64_
                                 std::size_t n, int sig_space, std::uint64_t sig_offset, AmoOp op,
                                 std::uint64_t signal) {
     Lane& l = lane(how.domain);
-    if (!l.batching || n == 0 || n > batch_max_)
+    if (!l.batching || !cpu_atomics_ || n == 0 || n > batch_max_)
         return Transport::put_signal_on(how, pe, space, offset, src, n, sig_space, sig_offset, op, signal);
     if (auto r = remote(l, pe, space, offset, n, "put"); !r) return r.error();
     if (auto r = remote(l, pe, sig_space, sig_offset, 8, "signal"); !r) return r.error();
-    l.app_ns.store(now_ns(), std::memory_order_relaxed); // the application is here (progress_loop)
-    auto lk = lock(l);
-    if (!settled(l, true)) {
-        lk.lk.unlock();
-        if (auto st = settle(l, true); !st) return st;
-        lk.lk.lock();
-    }
-    batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
-    if (!g.fits_signal(n)) send_batch(l, pe);
-    g.put(space, offset, src, n);
-    g.amo(sig_space, sig_offset, op, 8, signal);
-    l.batched = true;
-    if (!l.posted.exchange(true, std::memory_order_relaxed)) wake_progress();
-    return {};
+    return gather(l, pe, [&](batch::Gathered& g) {
+        if (!g.fits_signal(n)) send_batch(l, pe);
+        g.put(space, offset, src, n);
+        g.amo(sig_space, sig_offset, op, 8, signal);
+    });
 }
 
 Result<void> Ucx::fence_on(Domain* d) {
