@@ -215,6 +215,9 @@ public:
     }
     Result<void> amo_on(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                         std::uint64_t operand, std::uint64_t cond, void* fetch) override;
+    Result<void> put_signal_on(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
+                               std::size_t n, int sig_space, std::uint64_t sig_offset, AmoOp op,
+                               std::uint64_t signal) override;
     Domain* open_domain() override;
     void close_domain(Domain* d) override;
     // Ordering by completion: posted operations complete in any order (FI_ORDER_NONE).
@@ -222,6 +225,7 @@ public:
     Result<void> quiet_on(Domain* d) override;
     void progress() override {
         app_active_.store(true, std::memory_order_relaxed);
+        send_lanes_batches();
         std::unique_lock lk(mu_, std::try_to_lock);
         if (!lk.owns_lock()) return;
         send_batches(main_); // a PE that waits sends what it gathered
@@ -260,6 +264,17 @@ private:
     // mutex; a context's lane takes mu_ too, always after its own); the messages queued (under
     // mu_); one answer counted (under mu_).
     void serve_batch(const unsigned char* msg);
+    // A PE that waits sends what its contexts' lanes gathered too (a context's atomic may be what
+    // a peer waits for), where no other thread holds them; the progress thread does not while the
+    // application is in the library.
+    void send_lanes_batches() {
+        std::unique_lock lk(lanes_mu_, std::try_to_lock);
+        if (!lk.owns_lock()) return;
+        for (Lane* l : lanes_) {
+            std::unique_lock ll(*l->mu, std::try_to_lock);
+            if (ll.owns_lock()) send_batches(*l);
+        }
+    }
     void send_batch(Lane& l, int pe);
     void send_batches(Lane& l);
     void send_queued();
@@ -413,8 +428,16 @@ Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics, std::siz
                                  info_->fabric_attr->prov_name)};
     // shm's native atomics left garbage in counters and answered a swap with
     // 0 (libfabric 1.17, tests/transport): auto sends them as messages there.
-    const bool shm = std::strcmp(info_->fabric_attr->prov_name, "shm") == 0;
-    messages_ = !native || atomics == OfiAtomics::Messages || (atomics == OfiAtomics::Auto && shm);
+    // Where the provider's atomics are software of its own (tcp, udp, sockets) they are not
+    // atomic with respect to the CPU atomics of node-local PEs (route Direct) on the same word,
+    // and messages are faster: 8-byte shmem_atomic_add at 2 PEs over tcp took 31-34 us native,
+    // 13-14 as messages, a blocking fetch 26-28 against 28-29. Messages there, so batches may
+    // carry atomics too.
+    const std::string prov = info_->fabric_attr->prov_name;
+    const bool shm = prov == "shm";
+    const bool soft = prov.find("tcp") != std::string::npos || prov.find("udp") != std::string::npos ||
+                      prov.find("sockets") != std::string::npos;
+    messages_ = !native || atomics == OfiAtomics::Messages || (atomics == OfiAtomics::Auto && (shm || soft));
     // Batches where messages need no registered source (sends from the batch's own buffer).
     batch_max_ = (info_->caps & FI_MSG) && !mr_local_ && info_->tx_attr->inject_size >= sizeof(AmoMsg)
                      ? batch::max_op(batch_max)
@@ -444,7 +467,7 @@ Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics, std::siz
         }
     }
     desc_ = fmt::format("libfabric {}.{}, provider {} on {}, memory registration{}{}{}{}, atomics {}, progress {}, "
-                        "contexts on {}, {}",
+                        "contexts on {}, {}{}",
                         FI_MAJOR(fi_version()), FI_MINOR(fi_version()), info_->fabric_attr->prov_name,
                         info_->domain_attr->name, virt_addr_ ? " virtual-address" : " offset",
                         prov_key_ ? " provider-key" : "", mr_local_ ? " local" : "", mr_endpoint_ ? " endpoint" : "",
@@ -457,7 +480,8 @@ Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics, std::siz
                                                      ? ", from 16 KiB posted by the progress thread where the node "
                                                        "has 2 CPUs per PE"
                                                      : "")
-                                   : std::string("no batches"));
+                                   : std::string("no batches"),
+                        batch_max_ && messages_ ? "; batches carry atomics and signals too" : "");
     return {};
 }
 
@@ -961,6 +985,19 @@ Result<void> Ofi::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     auto r = remote(pe, space, offset, width, "atomic");
     if (!r) return r.error();
     if (width != 4 && width != 8) return Error{fmt::format("libfabric atomic: {}-byte operands are not native", width)};
+    // Where atomics are messages to the target's CPU and batches are on, a non-fetching atomic
+    // and a non-blocking fetching one travel in the target's batch (transports/batch.hpp): a
+    // message and an answer for many instead of one each.
+    if (batch_max_ && messages_ && (fetch ? how.nbi : !returns_old(op, false))) {
+        Lane& l = lane(how.domain);
+        std::lock_guard lk(*l.mu);
+        batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
+        if (!(fetch ? g.fits_fetch() : g.fits(true, 8))) send_batch(l, pe);
+        if (fetch) g.fetch_amo(space, offset, op, width, operand, cond, fetch);
+        else g.amo(space, offset, op, width, operand);
+        l.batched = true;
+        return {};
+    }
     if (batch_max_) {
         Lane& l = lane(how.domain);
         std::lock_guard lk(*l.mu);
@@ -976,6 +1013,27 @@ Result<void> Ofi::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     }
     if (messages_) return message_amo(how, pe, space, offset, op, width, operand, cond, fetch);
     return native_amo(how, **r, pe, offset, op, width, operand, cond, fetch);
+}
+
+// Where atomics are messages and batches are on, a small non-blocking put with signal goes into
+// the target's batch, the signal behind its data: no quiet (libfabric's fence) between them. Not
+// a blocking one: its data would travel as a message, which a later blocking put of the same
+// bytes (fi_write) may overtake (spmd_soak over tcp found the older bytes after a quiet).
+Result<void> Ofi::put_signal_on(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
+                                std::size_t n, int sig_space, std::uint64_t sig_offset, AmoOp op,
+                                std::uint64_t signal) {
+    if (!how.nbi || !batch_max_ || !messages_ || n == 0 || n > batch_max_)
+        return Transport::put_signal_on(how, pe, space, offset, src, n, sig_space, sig_offset, op, signal);
+    if (auto r = remote(pe, space, offset, n, "put"); !r) return r.error();
+    if (auto r = remote(pe, sig_space, sig_offset, 8, "signal"); !r) return r.error();
+    Lane& l = lane(how.domain);
+    std::lock_guard lk(*l.mu);
+    batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
+    if (!g.fits_signal(n)) send_batch(l, pe);
+    g.put(space, offset, src, n);
+    g.amo(sig_space, sig_offset, op, 8, signal);
+    l.batched = true;
+    return {};
 }
 
 Result<void> Ofi::native_amo(const Post& how, const Remote& r, int pe, std::uint64_t offset, AmoOp op, unsigned width,

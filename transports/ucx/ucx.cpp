@@ -1041,14 +1041,16 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     return complete(l, req, "atomic");
 }
 
-// Where the lane batches, a small put with signal goes into pe's batch, the signal as a record
-// behind the data (transports/batch.hpp): one message, no fence. Else the put, a fence (which
-// waits until the batches before it are carried out: a round trip) and the atomic.
+// Where the lane batches, a small non-blocking put with signal goes into pe's batch, the signal
+// as a record behind the data (transports/batch.hpp): one message, no fence. Else the put, a
+// fence (which waits until the batches before it are carried out: a round trip) and the atomic.
+// Not a blocking one: its data would wait for the target's CPU, and a later blocking put of the
+// same bytes that takes a one-sided path (shared memory) could land first.
 Result<void> Ucx::put_signal_on(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
                                 std::size_t n, int sig_space, std::uint64_t sig_offset, AmoOp op,
                                 std::uint64_t signal) {
     Lane& l = lane(how.domain);
-    if (!l.batching || !cpu_atomics_ || n == 0 || n > batch_max_)
+    if (!how.nbi || !l.batching || !cpu_atomics_ || n == 0 || n > batch_max_)
         return Transport::put_signal_on(how, pe, space, offset, src, n, sig_space, sig_offset, op, signal);
     if (auto r = remote(l, pe, space, offset, n, "put"); !r) return r.error();
     if (auto r = remote(l, pe, sig_space, sig_offset, 8, "signal"); !r) return r.error();
