@@ -44,7 +44,8 @@
  *   nbirate  message rate of 8-byte shmem_putmem_nbi and shmem_getmem_nbi, one
  *            shmem_quiet per NBI_WINDOW operations (distinct 8-byte slots), and for
  *            reference of NBI_WINDOW blocking 8-byte shmem_getmem (Mops/s, and the
- *            mean time per operation in us), then get_nbi rate / blocking get rate;
+ *            mean time per operation in us), then get_nbi rate / blocking get rate,
+ *            and of 8-byte shmem_long_atomic_add, NBI_WINDOW per shmem_quiet;
  *            where the library has put-with-signal (OpenSHMEM 1.5), also 8-byte
  *            shmem_putmem_signal_nbi (SHMEM_SIGNAL_ADD on one signal word) and
  *            shmem_uint64_atomic_fetch_add_nbi, NBI_WINDOW per shmem_quiet
@@ -149,7 +150,7 @@ static char *g_ovl_local;    /* overlap: the same on PE 0 (private): get destina
 static int g_ovl_put;        /* overlap row: shmem_putmem_nbi (1) or shmem_getmem_nbi (0) */
 static long g_ovl_units;     /* compute units that take about as long as the transfers */
 static volatile uint64_t g_sink; /* keeps the compute loop's result, so the loop stays */
-enum rate_op { RATE_PUT_NBI, RATE_GET_NBI, RATE_GET, RATE_PUT_SIGNAL_NBI, RATE_FADD_NBI };
+enum rate_op { RATE_PUT_NBI, RATE_GET_NBI, RATE_GET, RATE_ADD, RATE_PUT_SIGNAL_NBI, RATE_FADD_NBI };
 static enum rate_op g_rate_op;
 static uint64_t *g_rate_remote;            /* nbirate: NBI_WINDOW words on the target (symmetric), then a signal */
 static uint64_t g_rate_local[NBI_WINDOW];  /* nbirate: PE 0's source or destination */
@@ -256,6 +257,11 @@ static void kernel_rate(long n)
         case RATE_GET_NBI:
             for (int w = 0; w < NBI_WINDOW; w++)
                 shmem_getmem_nbi(&g_rate_local[w], &g_rate_remote[w], w8, g_target);
+            shmem_quiet();
+            break;
+        case RATE_ADD: /* non-fetching: complete at the quiet, like a put */
+            for (int w = 0; w < NBI_WINDOW; w++)
+                shmem_long_atomic_add((long *)&g_rate_remote[w], 1, g_target);
             shmem_quiet();
             break;
 #ifdef SHMEM_SIGNAL_SET
@@ -766,6 +772,13 @@ static void rate_check(const char *name, unsigned salt)
         kernel_rate(1);
         memset(g_rate_local, 0, sizeof g_rate_local);
         shmem_getmem(g_rate_local, g_rate_remote, sizeof g_rate_local, g_target);
+    } else if (g_rate_op == RATE_ADD) { /* each word one more */
+        shmem_putmem(g_rate_remote, want, sizeof want, g_target);
+        shmem_quiet();
+        kernel_rate(1);
+        shmem_getmem(g_rate_local, g_rate_remote, sizeof g_rate_local, g_target);
+        for (int w = 0; w < NBI_WINDOW; w++)
+            g_rate_local[w] -= 1;
     } else { /* gets, and fetch_add_nbi: the old values */
         shmem_putmem(g_rate_remote, want, sizeof want, g_target);
         shmem_quiet();
@@ -818,6 +831,7 @@ static void test_nbirate(void)
     else
         printf("%12s %14.3f %14s %12s\n", "get_nbi/get", nbi / blocking, "(ratio)", "-");
     fflush(stdout);
+    rate_row(RATE_ADD, "add");
 #ifdef SHMEM_SIGNAL_SET
     rate_row(RATE_PUT_SIGNAL_NBI, "put_signal_nbi");
     rate_row(RATE_FADD_NBI, "fadd_nbi");
@@ -978,11 +992,12 @@ static void usage(FILE *f)
             "computation, size %zu: bytes per transfer, %d transfers) with _transfer, _compute,\n"
             "_total (us, medians); nbirate_put_nbi, nbirate_get_nbi (Mops/s, 8-byte operations,\n"
             "%d per quiet), nbirate_get (blocking), each with _time (us per operation), and\n"
-            "nbirate_get_nbi_over_get (ratio), nbirate_put_signal_nbi and nbirate_fadd_nbi\n"
+            "nbirate_get_nbi_over_get (ratio), nbirate_add (long atomic_add, %d per quiet),\n"
+            "nbirate_put_signal_nbi and nbirate_fadd_nbi\n"
             "(8-byte put with SHMEM_SIGNAL_ADD, uint64 fetch_add_nbi; OpenSHMEM 1.5 libraries);\n"
             "ctxrate_1_thread, ctxrate_2_threads (Mops/s\n"
             "of 8-byte put_nbi, each thread on a private context) and ctxrate_2_over_1 (ratio).\n",
-            WINDOW, OVERLAP_SIZE, OVERLAP_OPS, NBI_WINDOW);
+            WINDOW, OVERLAP_SIZE, OVERLAP_OPS, NBI_WINDOW, NBI_WINDOW);
 }
 
 static int parse_size(const char *s, size_t *out)
