@@ -23,9 +23,9 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <optional>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace vkshmem::net::batch {

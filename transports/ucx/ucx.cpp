@@ -394,9 +394,9 @@ private:
     }
 
     int me_, n_;
-    std::size_t batch_max_; // the largest put or get that batches take (0: none)
+    std::size_t batch_max_;    // the largest put or get that batches take (0: none)
+    bool defer_;               // the default lane defers large ones (kDeferFrom; VKSHMEM_NBI_DEFER)
     bool cpu_atomics_ = false; // batches carry atomics and signals too (cpu_atomics_only)
-    bool defer_;            // the default lane defers large ones (kDeferFrom; VKSHMEM_NBI_DEFER)
     Caps caps_;
     ucp_context_h ctx_ = nullptr;
     // The contexts' lanes' workers, where the default one batches: a UCP context without active
