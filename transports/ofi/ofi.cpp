@@ -428,16 +428,12 @@ Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics, std::siz
                                  info_->fabric_attr->prov_name)};
     // shm's native atomics left garbage in counters and answered a swap with
     // 0 (libfabric 1.17, tests/transport): auto sends them as messages there.
-    // Where the provider's atomics are software of its own (tcp, udp, sockets) they are not
-    // atomic with respect to the CPU atomics of node-local PEs (route Direct) on the same word,
-    // and messages are faster: 8-byte shmem_atomic_add at 2 PEs over tcp took 31-34 us native,
-    // 13-14 as messages, a blocking fetch 26-28 against 28-29. Messages there, so batches may
-    // carry atomics too.
-    const std::string prov = info_->fabric_attr->prov_name;
-    const bool shm = prov == "shm";
-    const bool soft = prov.find("tcp") != std::string::npos || prov.find("udp") != std::string::npos ||
-                      prov.find("sockets") != std::string::npos;
-    messages_ = !native || atomics == OfiAtomics::Messages || (atomics == OfiAtomics::Auto && (shm || soft));
+    // Not over tcp, although there the provider's atomics are software of its own: messages
+    // made 8-byte shmem_atomic_add 2.4x faster at 2 PEs (13-14 us against 31-34), but a flag set
+    // by shmem_atomic_set before the setter computed arrived after 0.6-1.4 ms on average (up to
+    // 15 ms) on 2 CPUs, against 50-60 us native.
+    const bool shm = std::strcmp(info_->fabric_attr->prov_name, "shm") == 0;
+    messages_ = !native || atomics == OfiAtomics::Messages || (atomics == OfiAtomics::Auto && shm);
     // Batches where messages need no registered source (sends from the batch's own buffer).
     batch_max_ = (info_->caps & FI_MSG) && !mr_local_ && info_->tx_attr->inject_size >= sizeof(AmoMsg)
                      ? batch::max_op(batch_max)
@@ -985,10 +981,13 @@ Result<void> Ofi::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     auto r = remote(pe, space, offset, width, "atomic");
     if (!r) return r.error();
     if (width != 4 && width != 8) return Error{fmt::format("libfabric atomic: {}-byte operands are not native", width)};
-    // Where atomics are messages to the target's CPU and batches are on, a non-fetching atomic
-    // and a non-blocking fetching one travel in the target's batch (transports/batch.hpp): a
-    // message and an answer for many instead of one each.
-    if (batch_max_ && messages_ && (fetch ? how.nbi : !returns_old(op, false))) {
+    // Where atomics are messages to the target's CPU and batches are on, a non-blocking atomic
+    // travels in the target's batch (transports/batch.hpp): a message and an answer for many
+    // instead of one each. Not a blocking one: a batch goes out at the next operation to that
+    // PE, quiet, fence or wait, or by the progress thread, which on a machine whose CPUs the PEs
+    // keep busy runs milliseconds later; a flag set by shmem_atomic_set before the setter
+    // computed took 1.4-2.7 ms on average to arrive at 2 PEs on 2 CPUs.
+    if (how.nbi && batch_max_ && messages_ && (fetch || !returns_old(op, false))) {
         Lane& l = lane(how.domain);
         std::lock_guard lk(*l.mu);
         batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
@@ -996,6 +995,9 @@ Result<void> Ofi::amo_on(const Post& how, int pe, int space, std::uint64_t offse
         if (fetch) g.fetch_amo(space, offset, op, width, operand, cond, fetch);
         else g.amo(space, offset, op, width, operand);
         l.batched = true;
+        // A peer may wait for it while this PE computes: the progress thread sends it once the
+        // application has left the library for 20 us, not 1 ms later.
+        posted();
         return {};
     }
     if (batch_max_) {
@@ -1033,6 +1035,7 @@ Result<void> Ofi::put_signal_on(const Post& how, int pe, int space, std::uint64_
     g.put(space, offset, src, n);
     g.amo(sig_space, sig_offset, op, 8, signal);
     l.batched = true;
+    posted(); // (as a batched atomic's)
     return {};
 }
 
