@@ -430,8 +430,8 @@ Result<void> Ofi::init(const std::string& provider, OfiAtomics atomics, std::siz
     // 0 (libfabric 1.17, tests/transport): auto sends them as messages there.
     // Not over tcp, although there the provider's atomics are software of its own: messages
     // made 8-byte shmem_atomic_add 2.4x faster at 2 PEs (13-14 us against 31-34), but a flag set
-    // by shmem_atomic_set before the setter computed arrived after 0.6-1.4 ms on average (up to
-    // 15 ms) on 2 CPUs, against 50-60 us native.
+    // by shmem_atomic_set before the setter computed arrived after 0.6-1.3 ms on average (up to
+    // 19 ms) on 2 CPUs, against 50-60 us native.
     const bool shm = std::strcmp(info_->fabric_attr->prov_name, "shm") == 0;
     messages_ = !native || atomics == OfiAtomics::Messages || (atomics == OfiAtomics::Auto && shm);
     // Batches where messages need no registered source (sends from the batch's own buffer).
