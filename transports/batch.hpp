@@ -71,9 +71,23 @@ struct Gathered {
     }
     // Whether a put of n bytes and an atomic after it still fit.
     bool fits_signal(std::size_t n) const { return puts.size() + 2 * sizeof(PutRec) + padded(n) + 8 <= kBytes; }
-    // Whether a fetching atomic still fits (its answer too).
-    bool fits_fetch() const {
-        return gets.size() + sizeof(GetRec) + 16 <= kBytes && answer + sizeof(DataRec) + 8 <= kBytes;
+    // Whether an atomic still fits: a fetching one among the gets (its answer too), else among the puts.
+    bool fits_amo(bool fetching) const {
+        return fetching ? gets.size() + sizeof(GetRec) + 16 <= kBytes && answer + sizeof(DataRec) + 8 <= kBytes
+                        : fits(true, 8);
+    }
+    // Gathers an atomic: one whose old value goes to `fetch` among the gets, one without (fetch
+    // null) among the puts.
+    void add_amo(int space, std::uint64_t offset, AmoOp op, unsigned width, std::uint64_t operand,
+                 std::uint64_t cond, void* fetch) {
+        if (fetch) fetch_amo(space, offset, op, width, operand, cond, fetch);
+        else amo(space, offset, op, width, operand);
+    }
+    // Gathers a put with signal: n bytes, then an 8-byte atomic on the signal.
+    void put_signal(int space, std::uint64_t offset, const void* src, std::size_t n, int sig_space,
+                    std::uint64_t sig_offset, AmoOp op, std::uint64_t signal) {
+        put(space, offset, src, n);
+        amo(sig_space, sig_offset, op, 8, signal);
     }
     static std::uint32_t amo_code(int space, AmoOp op) {
         return kAmoRec | static_cast<std::uint32_t>(op) << 8 | static_cast<std::uint32_t>(space);

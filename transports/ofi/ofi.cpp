@@ -991,9 +991,8 @@ Result<void> Ofi::amo_on(const Post& how, int pe, int space, std::uint64_t offse
         Lane& l = lane(how.domain);
         std::lock_guard lk(*l.mu);
         batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
-        if (!(fetch ? g.fits_fetch() : g.fits(true, 8))) send_batch(l, pe);
-        if (fetch) g.fetch_amo(space, offset, op, width, operand, cond, fetch);
-        else g.amo(space, offset, op, width, operand);
+        if (!g.fits_amo(fetch)) send_batch(l, pe);
+        g.add_amo(space, offset, op, width, operand, cond, fetch);
         l.batched = true;
         // A peer may wait for it while this PE computes: the progress thread sends it once the
         // application has left the library for 20 us, not 1 ms later.
@@ -1032,8 +1031,7 @@ Result<void> Ofi::put_signal_on(const Post& how, int pe, int space, std::uint64_
     std::lock_guard lk(*l.mu);
     batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];
     if (!g.fits_signal(n)) send_batch(l, pe);
-    g.put(space, offset, src, n);
-    g.amo(sig_space, sig_offset, op, 8, signal);
+    g.put_signal(space, offset, src, n, sig_space, sig_offset, op, signal);
     l.batched = true;
     posted(); // (as a batched atomic's)
     return {};

@@ -973,12 +973,10 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     // non-fetching ones either: in a mix with fetching ones (add, fetch_add, add, ...) each
     // batch of one or two costs an answer of its own, a message that a UCP atomic without a
     // reply does not (the contention cases of spmd_amo with UCX's progress slowed took 3x as long).
-    const bool old_wanted = fetch || returns_old(op, false);
-    if (how.nbi && &l == &main_ && l.batching && cpu_atomics_ && (!old_wanted || fetch)) {
+    if (how.nbi && &l == &main_ && l.batching && cpu_atomics_ && (fetch || !returns_old(op, false))) {
         return gather(l, pe, [&](batch::Gathered& g) {
-            if (!(old_wanted ? g.fits_fetch() : g.fits(true, 8))) send_batch(l, pe);
-            if (old_wanted) g.fetch_amo(space, offset, op, width, operand, cond, fetch);
-            else g.amo(space, offset, op, width, operand);
+            if (!g.fits_amo(fetch)) send_batch(l, pe);
+            g.add_amo(space, offset, op, width, operand, cond, fetch);
         });
     }
     ucp_atomic_op_t uop = UCP_ATOMIC_OP_ADD;
@@ -1056,8 +1054,7 @@ Result<void> Ucx::put_signal_on(const Post& how, int pe, int space, std::uint64_
     if (auto r = remote(l, pe, sig_space, sig_offset, 8, "signal"); !r) return r.error();
     return gather(l, pe, [&](batch::Gathered& g) {
         if (!g.fits_signal(n)) send_batch(l, pe);
-        g.put(space, offset, src, n);
-        g.amo(sig_space, sig_offset, op, 8, signal);
+        g.put_signal(space, offset, src, n, sig_space, sig_offset, op, signal);
     });
 }
 
