@@ -103,6 +103,19 @@ Error fi_error(const std::string& what, long rc) {
 // under that mutex); its atomics sent as messages (which go through the main lane, where
 // their answers come) not yet answered, under the main lane's mutex. quiet_on() waits for
 // the lane's operations alone.
+struct Op;
+
+// A put's signal (put_signal_nbi with native atomics): the atomic posted once the put completes
+// (FI_DELIVERY_COMPLETE: its bytes are in the target's memory), so the signal never passes the data
+// and the caller does not wait for it.
+struct Signal {
+    bool on = false;
+    int pe = 0;
+    std::uint64_t at = 0, key = 0;
+    fi_op op = FI_SUM;
+    std::uint64_t value = 0;
+};
+
 struct Lane final : Domain {
     fid_ep* ep = nullptr;
     fid_cq* cq = nullptr;
@@ -128,8 +141,12 @@ struct Lane final : Domain {
         std::size_t n;
         void* desc;
         std::uint64_t at, key;
+        Signal signal; // to post once the put completes
     };
     std::deque<Deferred> deferred;
+    // Signals whose puts completed while the provider had no room for them (under mu), counted in
+    // pending; posted at the lane's next progress.
+    std::deque<Op*> signals;
     // The main lane's deferred transfers not yet complete (under mu): they move only while someone
     // progresses the lane, so the progress thread does.
     std::size_t large = 0;
@@ -149,6 +166,7 @@ struct Op {
     bool send = false;
     bool large = false; // a deferred transfer: counted in its lane's `large` until its completion
     Lane* counted = nullptr;
+    Signal signal; // a put's, posted at its completion
 };
 
 // An atomic as a message (the fallback) and its answer.
@@ -247,6 +265,9 @@ private:
     Result<void> rma(const Post& how, bool is_put, int pe, int space, std::uint64_t offset, char* buf, std::size_t n);
     Result<void> native_amo(const Post& how, const Remote& r, int pe, std::uint64_t offset, AmoOp op, unsigned width,
                             std::uint64_t operand, std::uint64_t cond, void* fetch);
+    Result<void> chained_put_signal(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
+                                   std::size_t n, int sig_space, std::uint64_t sig_offset, AmoOp op,
+                                   std::uint64_t signal);
     Result<void> message_amo(const Post& how, int pe, int space, std::uint64_t offset, AmoOp op, unsigned width,
                              std::uint64_t operand, std::uint64_t cond, void* fetch);
     Lane& lane(Domain* d) { return d ? *static_cast<Lane*>(d) : main_; }
@@ -280,6 +301,10 @@ private:
     void send_queued();
     // Posts l's deferred puts and gets, in order, until the provider has no room (under l's mutex).
     void post_deferred(Lane& l);
+    // The signal of a put that completed (op, counted in l's pending): posted on l, or queued in
+    // l.signals while the provider has no room; post_signals posts those (both under l's mutex).
+    void post_signal(Lane& l, Op* op);
+    void post_signals(Lane& l);
     // An application thread deferred a large transfer: wakes the progress thread from a sleep the
     // first time since its last look.
     void posted() {
@@ -625,6 +650,7 @@ void Ofi::post_deferred(Lane& l) {
         auto* op = new Op;
         op->nbi = &l;
         op->large = true;
+        op->signal = d.signal;
         const ssize_t rc = d.is_put ? fi_write(l.ep, d.buf, d.n, d.desc, addr(l, d.pe), d.at, d.key, &op->ctx)
                                     : fi_read(l.ep, d.buf, d.n, d.desc, addr(l, d.pe), d.at, d.key, &op->ctx);
         if (rc == -FI_EAGAIN) { // the next progress call of the lane posts the rest
@@ -648,6 +674,7 @@ void Ofi::progress_locked(Lane& l) {
     // (which come to the main lane only).
     [[maybe_unused]] ForPeers peers; // core/tsan.hpp
     std::array<fi_cq_entry, 16> done;
+    if (!l.signals.empty()) post_signals(l);
     if (!l.deferred.empty()) post_deferred(l);
     // Bounded: under a stream of incoming atomics the queue may never drain, and the caller
     // holds the lane's mutex, which the other threads need to post and complete their own
@@ -800,10 +827,46 @@ void Ofi::finished(fi_context2* ctx, std::string error) {
         op->done = true;
         return;
     }
-    if (!error.empty() && op->nbi->error.empty()) op->nbi->error = std::move(error);
-    --op->nbi->pending;
-    if (op->large) --op->nbi->large;
+    Lane& l = *op->nbi;
+    if (op->signal.on && error.empty()) { // its data is in place: now the signal (counted from here)
+        auto* sig = new Op;
+        sig->nbi = &l;
+        sig->signal = op->signal;
+        sig->operand = op->signal.value;
+        ++l.pending;
+        if (l.signals.empty()) post_signal(l, sig);
+        else l.signals.push_back(sig);
+    }
+    if (!error.empty() && l.error.empty()) l.error = std::move(error);
+    --l.pending;
+    if (op->large) --l.large;
     delete op;
+}
+
+void Ofi::post_signal(Lane& l, Op* op) {
+    const Signal& s = op->signal;
+    op->signal.on = false; // its own completion posts nothing
+    const ssize_t rc =
+        fi_atomic(l.ep, &op->operand, 1, nullptr, addr(l, s.pe), s.at, s.key, FI_UINT64, s.op, &op->ctx);
+    if (rc == -FI_EAGAIN) {
+        op->signal.on = true;
+        l.signals.push_back(op);
+        return;
+    }
+    if (rc != 0) {
+        if (l.error.empty()) l.error = fi_error("put with signal: the signal (fi_atomic)", rc).message;
+        --l.pending;
+        delete op;
+    }
+}
+
+void Ofi::post_signals(Lane& l) {
+    while (!l.signals.empty()) {
+        Op* op = l.signals.front();
+        l.signals.pop_front();
+        post_signal(l, op);
+        if (!l.signals.empty() && l.signals.back() == op) return; // still no room (it went back last)
+    }
 }
 
 void Ofi::serve(const AmoMsg& m) {
@@ -1023,7 +1086,15 @@ Result<void> Ofi::amo_on(const Post& how, int pe, int space, std::uint64_t offse
 Result<void> Ofi::put_signal_on(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
                                 std::size_t n, int sig_space, std::uint64_t sig_offset, AmoOp op,
                                 std::uint64_t signal) {
-    if (!how.nbi || !batch_max_ || !messages_ || n == 0 || n > batch_max_)
+    if (n == 0 || !how.nbi) {
+        // A blocking put is in the target's memory when it returns (FI_DELIVERY_COMPLETE): no
+        // fence before the signal.
+        if (auto r = rma(how, true, pe, space, offset, static_cast<char*>(const_cast<void*>(src)), n); !r) return r;
+        return amo_on(how, pe, sig_space, sig_offset, op, 8, signal, 0, nullptr);
+    }
+    if (!messages_ && !mr_local_)
+        return chained_put_signal(how, pe, space, offset, src, n, sig_space, sig_offset, op, signal);
+    if (!batch_max_ || !messages_ || n > batch_max_)
         return Transport::put_signal_on(how, pe, space, offset, src, n, sig_space, sig_offset, op, signal);
     if (auto r = remote(pe, space, offset, n, "put"); !r) return r.error();
     if (auto r = remote(pe, sig_space, sig_offset, 8, "signal"); !r) return r.error();
@@ -1035,6 +1106,49 @@ Result<void> Ofi::put_signal_on(const Post& how, int pe, int space, std::uint64_
     l.batched = true;
     posted(); // (as a batched atomic's)
     return {};
+}
+
+// With native atomics, a non-blocking put with signal is a non-blocking put whose completion
+// posts the signal (finished): nothing waits, and no quiet comes between them. Before, it was the
+// put, a quiet and the atomic: one round trip and more each (0.027 Mops/s at 8 bytes over tcp).
+Result<void> Ofi::chained_put_signal(const Post& how, int pe, int space, std::uint64_t offset, const void* src,
+                                     std::size_t n, int sig_space, std::uint64_t sig_offset, AmoOp op,
+                                     std::uint64_t signal) {
+    auto rr = remote(pe, space, offset, n, "put");
+    if (!rr) return rr.error();
+    auto rs = remote(pe, sig_space, sig_offset, 8, "signal");
+    if (!rs) return rs.error();
+    Lane& l = lane(how.domain);
+    Signal sig;
+    sig.on = true;
+    sig.pe = pe;
+    sig.at = (*rs)->base + sig_offset;
+    sig.key = (*rs)->key;
+    sig.op = op == AmoOp::Add ? FI_SUM : FI_ATOMIC_WRITE;
+    sig.value = signal;
+    char* buf = static_cast<char*>(const_cast<void*>(src));
+    const std::uint64_t at = (*rr)->base + offset, key = (*rr)->key;
+    if (batch_max_) { // as rma(): large ones wait for the progress thread, and nothing passes them
+        std::lock_guard lk(*l.mu);
+        if (n >= kDeferFrom && &l == &main_ && defers_) {
+            ++l.pending;
+            ++l.large;
+            l.deferred.push_back({true, pe, buf, n, local_desc(buf, n), at, key, sig});
+            posted();
+            return {};
+        }
+        send_batch(l, pe);
+        if (!l.deferred.empty()) post_deferred(l);
+    }
+    const fi_addr_t to = addr(l, pe);
+    void* desc = l.own ? nullptr : local_desc(buf, n);
+    auto* o = new Op;
+    o->nbi = &l;
+    o->signal = sig;
+    auto posted = post(
+        l, o, [&](fid_ep* ep, void* ctx) { return fi_write(ep, buf, n, desc, to, at, key, ctx); }, "put (fi_write)");
+    if (!posted) delete o;
+    return posted;
 }
 
 Result<void> Ofi::native_amo(const Post& how, const Remote& r, int pe, std::uint64_t offset, AmoOp op, unsigned width,
