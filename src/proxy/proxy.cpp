@@ -470,11 +470,7 @@ void Proxy::run() {
 }
 
 bool Proxy::start_nbi_batch() {
-    if (dev_.is_cpu()) return false;
-    if (!dev_.nbi_open()) {
-        dev_.land_nbi(); // a batch this thread started may be done: its gets' bytes on, before the quiet
-        return false;
-    }
+    if (dev_.is_cpu() || !dev_.nbi_open()) return false;
     const auto now = std::chrono::steady_clock::now();
     nbi_seen_ = now;
     if (const std::uint64_t grown = dev_.nbi_grown(); grown != nbi_grown_) {

@@ -81,9 +81,7 @@ private:
     bool serve_one();
     // The application's batch of non-blocking device copies (VulkanDevice::start_nbi), once it
     // has not grown for kStartNbiAfter, so that its copies run while the application computes
-    // rather than at its next quiet, fence or wait; and, once a started batch is done, its gets'
-    // bytes on to their destinations (VulkanDevice::land_nbi). True while a batch is open and
-    // still young.
+    // rather than at its next quiet, fence or wait. True while a batch is open and still young.
     bool start_nbi_batch();
     static constexpr std::chrono::microseconds kStartNbiAfter{20};
     static constexpr long kNbiLookNs = 10'000; // how often the idle thread looks at an open batch

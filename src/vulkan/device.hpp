@@ -124,11 +124,9 @@ public:
                       std::size_t n);
     // The non-blocking forms of write and copy (shmem_put_nbi into a device heap): each is recorded
     // into one batch of copies that goes to the device at the next quiet() or blocking transfer, or
-    // when the staging buffer is full, so a stream of small puts costs one submission. The source
-    // must stay unchanged until quiet() (the specification's rule for a non-blocking put's source):
-    // copy_nbi reads it when the batch runs, write_nbi from 16 KiB on when the batch is submitted
-    // (by the proxy thread, where it starts the batch while the application computes; smaller ones
-    // in the call).
+    // when the staging buffer is full, so a stream of small puts costs one submission. write_nbi
+    // takes its bytes into the staging buffer at once; copy_nbi reads its source when the batch
+    // runs, so that must stay unchanged until quiet().
     Result<void> write_nbi(const DeviceMemory& dst, std::size_t dst_off, const void* src, std::size_t n);
     // `host_reads`: the CPU reads dst (a host heap) after quiet(): the batch ends with a barrier for it.
     Result<void> copy_nbi(const DeviceMemory& dst, std::size_t dst_off, const DeviceMemory& src, std::size_t src_off,
@@ -142,10 +140,6 @@ public:
     // Submits the open batch without waiting for it (a PE that waits for a peer, which may be
     // waiting for these copies); the next quiet() waits for it.
     Result<void> start_nbi();
-    // Where a submitted batch is done, copies read_nbi's bytes on to their destinations (the proxy
-    // thread: quiet() then finds them there), unless another thread holds the copy queue. Cheap
-    // when no such batch is out.
-    void land_nbi();
     // The open batch's starter (the proxy thread, which calls start_nbi() once the batch has not
     // grown for a while, so that its copies run while the application computes): `wake` is
     // called when a batch takes its first copy. nbi_open(): a batch is open and not submitted;
@@ -335,13 +329,6 @@ private:
         std::size_t at, n;
     };
     std::vector<Readback> readbacks_;
-    // write_nbi's bytes, for staging offset `at` when the batch is submitted (flush_batch).
-    struct Stage {
-        const void* src;
-        std::size_t at, n;
-    };
-    std::vector<Stage> stages_;
-    std::atomic<bool> landing_{false}; // a submitted batch has readbacks (land_nbi)
     std::atomic<bool> nbi_pending_{false}; // non-blocking copies not yet waited for by quiet()
     std::atomic<bool> nbi_open_{false};        // nbi_open
     std::atomic<std::uint64_t> nbi_grown_{0};  // nbi_grown

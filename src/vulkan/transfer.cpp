@@ -15,7 +15,6 @@
 namespace vkshmem {
 namespace {
 constexpr std::size_t kStagingBytes = 8u << 20;
-constexpr std::size_t kStageLaterFrom = 16384; // write_nbi
 }
 
 Result<void> VulkanDevice::ensure_staging() {
@@ -56,12 +55,6 @@ void VulkanDevice::nbi_grew() {
 Result<void> VulkanDevice::flush_batch() {
     if (!batch_open_) return {};
     nbi_open_.store(false, std::memory_order_relaxed);
-    // The puts' bytes, now rather than in their calls: where the proxy thread submits the batch,
-    // the application computes meanwhile (an H200, 16 x 64 KiB put_nbi into a same-GPU peer's heap
-    // behind as long a computation: the copies into the staging buffer were half of the transfer).
-    for (const Stage& st : stages_) std::memcpy(static_cast<char*>(staging_.mapped) + st.at, st.src, st.n);
-    stages_.clear();
-    if (!readbacks_.empty()) landing_.store(true, std::memory_order_release);
     batch_.record(copy_.cmd);
     if (batch_host_reads_)
         barrier_for_host_reads(copy_.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
@@ -177,7 +170,6 @@ Result<void> VulkanDevice::settle_copy() {
     if (r == VK_SUCCESS)
         for (const Readback& b : readbacks_) std::memcpy(b.dst, static_cast<const char*>(staging_.mapped) + b.at, b.n);
     readbacks_.clear();
-    landing_.store(false, std::memory_order_relaxed);
     if (r != VK_SUCCESS) return make_error(vk_result_name(r), r);
     return {};
 }
@@ -276,12 +268,7 @@ Result<void> VulkanDevice::write_nbi(const DeviceMemory& dst, std::size_t dst_of
     std::lock_guard lk(copy_mu_);
     auto at = stage_nbi(dst.buffer, dst_off, n, true);
     if (!at) return at.error();
-    // Large ones are copied in when the batch is submitted (flush_batch), as the network's large
-    // non-blocking puts are read when posted; small ones at once, where their copy costs next to
-    // nothing, as other libraries' are (which programs that reuse a small source before the quiet
-    // rely on).
-    if (n >= kStageLaterFrom) stages_.push_back({src, *at, n});
-    else std::memcpy(static_cast<char*>(staging_.mapped) + *at, src, n);
+    std::memcpy(static_cast<char*>(staging_.mapped) + *at, src, n); // (the batch runs later)
     return {};
 }
 
@@ -315,15 +302,6 @@ Result<void> VulkanDevice::quiet() {
     if (auto r = drain(); !r) return make_error(fmt::format("non-blocking device copies: {}", r.error().message),
                                                 r.error().vk_result);
     return {};
-}
-
-void VulkanDevice::land_nbi() {
-    if (!landing_.load(std::memory_order_acquire)) return;
-    std::unique_lock lk(copy_mu_, std::try_to_lock);
-    if (!lk.owns_lock() || batch_open_ || !copy_pending_ || vkGetFenceStatus(device_, copy_.fence) != VK_SUCCESS)
-        return;
-    if (auto r = settle_copy(); !r) // (it is done: no error is left for the quiet to report)
-        VKSHMEM_WARN("non-blocking gets from a device heap: {}", r.error().message);
 }
 
 Result<void> VulkanDevice::start_nbi() {
