@@ -140,11 +140,12 @@ int main(int argc, char **argv) {
     double t0 = 0;
     enum { WINDOW = 64 };
     const int window = strcmp(test, "fadd_nbi") == 0;
-    if (window) iters -= iters % WINDOW;
+    if (window) iters = iters < WINDOW ? WINDOW : iters - iters % WINDOW;
     struct fi_context2 ctxs[WINDOW];
     uint64_t *results = (uint64_t *)(buf + BUF_BYTES - 4096); /* registered, beside the stop word */
-    for (long i = -iters / 10 - 1; window && i < iters; i += WINDOW) {
-        if (i >= 0 && t0 == 0) t0 = now_us();
+    /* Whole windows, a tenth of them (at least one) to warm up; the clock starts at i == 0. */
+    for (long i = -(iters / 10 / WINDOW + 1) * WINDOW; window && i < iters; i += WINDOW) {
+        if (i == 0) t0 = now_us();
         for (int w = 0; w < WINDOW; ++w) {
             while ((rc = fi_fetch_atomic(ep, &operand, 1, desc, &results[w], desc, other, peer.base, peer.key,
                                          FI_UINT64, FI_SUM, &ctxs[w])) == -FI_EAGAIN)

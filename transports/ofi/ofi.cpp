@@ -241,18 +241,23 @@ public:
     // Ordering by completion: posted operations complete in any order (FI_ORDER_NONE).
     Result<void> fence_on(Domain* d) override { return quiet_on(d); }
     Result<void> quiet_on(Domain* d) override;
-    void progress() override {
-        app_active_.store(true, std::memory_order_relaxed);
-        send_lanes_batches();
-        std::unique_lock lk(mu_, std::try_to_lock);
-        if (!lk.owns_lock()) return;
-        send_batches(main_); // a PE that waits sends what it gathered
-        progress_locked(main_);
-    }
+    void progress() override { (void)progress_main(nullptr); }
     void nap(long ns) override;
     std::string describe() const override { return desc_; }
 
 private:
+    // A PE's wait: the main lane's batches sent and the lane progressed, unless another thread
+    // holds it (false); with `sleep`, also whether the wait may now sleep on the queue's fd.
+    bool progress_main(bool* sleep) {
+        app_active_.store(true, std::memory_order_relaxed);
+        send_lanes_batches();
+        std::unique_lock lk(mu_, std::try_to_lock);
+        if (!lk.owns_lock()) return false;
+        send_batches(main_); // a PE that waits sends what it gathered
+        progress_locked(main_);
+        if (sleep) *sleep = may_sleep();
+        return true;
+    }
     // Where the completion queue has a wait object (wait_fd_): whether a wait may sleep on it now
     // (fi_trywait, under the main lane's mutex: nothing is pending), and the sleep of at most ns.
     bool may_sleep() {
@@ -1327,20 +1332,9 @@ void Ofi::nap(long ns) {
     // at once. Else (or while another thread progresses the lane) a timer.
     if (wait_fd_ < 0) return Transport::nap(ns);
     precise_timers();
-    app_active_.store(true, std::memory_order_relaxed);
-    send_lanes_batches();
     bool sleep = false;
-    {
-        std::unique_lock lk(mu_, std::try_to_lock);
-        if (lk.owns_lock()) {
-            send_batches(main_);
-            progress_locked(main_);
-            sleep = may_sleep();
-            if (!sleep) return; // something is pending: the caller looks again
-        }
-    }
-    if (sleep) sleep_on_cq(ns);
-    else timer_nap(ns);
+    if (!progress_main(&sleep)) return timer_nap(ns);
+    if (sleep) sleep_on_cq(ns); // else something is pending: the caller looks again
 }
 
 Domain* Ofi::open_domain() {
