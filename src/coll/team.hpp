@@ -37,8 +37,13 @@ enum Flag : int {
     kScratchIn = 103, // one word each: the operands of the runtime's own reductions (team split), collect's size
     kScratchOut = 104,
     kGather = 105,    // linear reduction: one count per PE whose source is ready, at team PE 0
-    kFlagCount = 106
+    kReady = 106,     // [kReadyLevels] binomial broadcast: child me + 2^k entered the call
+    kFlagCount = 106 + 20
 };
+// Teams of up to 2^kReadyLevels PEs hand over broadcasts by kReady; larger ones sync first.
+constexpr int kReadyLevels = 20;
+static_assert(kReady + kReadyLevels == kFlagCount);
+static_assert(kFlagCount <= 128, "an active set's flags are its pSync's 128 words (SHMEM_BCAST_SYNC_SIZE)");
 static_assert(kFlagCount * 64 <= kTeamFlagBytes);
 
 // Algorithms, chosen by VKSHMEM_BARRIER_ALGORITHM, VKSHMEM_BCAST_ALGORITHM and VKSHMEM_REDUCE_ALGORITHM.

@@ -347,7 +347,12 @@ void* Runtime::reallocate(void* p, std::size_t size, const char* call) {
     }
     int s = space_of(p);
     auto old = memory_->block_size(p);
-    if (!old) fatal(call, "{} is not an address shmem_malloc returned", p);
+    if (!old) {
+        // As Open MPI's OSHMEM does (tests-mellanox checks it): NULL, and the object, if any, as it was.
+        error(call, "{} is not an address shmem_malloc returned, or was freed already; returning NULL", p);
+        barrier_all();
+        return nullptr;
+    }
     {
         std::lock_guard lk(mu_);
         if (!memory_->resize_in_place(p, size)) {

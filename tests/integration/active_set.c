@@ -4,7 +4,8 @@
  * shmem_broadcast32/64, collect32/64, fcollect32/64, alltoall32/64, alltoalls32/64 and the
  * shmem_TYPENAME_OP_to_all reductions, over the whole job and over the odd PEs (PE_start 1,
  * logPE_stride 1), with the same pSync arrays reused back to back. Checks every result exactly,
- * that the root's dest of a broadcast is left alone, and that pSync is back at SHMEM_SYNC_VALUE.
+ * that the root's dest of a broadcast is left alone, and that pSync is back at SHMEM_SYNC_VALUE;
+ * and broadcasts back to back alternating two pSync arrays, with no barrier between them.
  * Written in C11, as such programs are. Prints "active_set: N PEs OK" from PE 0. */
 #include <shmem.h>
 
@@ -141,6 +142,29 @@ static void on_set(int start, int log, int size, int idx, uint64_t *src, uint64_
     shmem_barrier(start, log, size, pSync2);
 }
 
+/* Broadcasts back to back with no barrier between them, alternating two pSync arrays and two
+ * halves of dst, each PE refilling the half it has just checked (an idiom of older programs and
+ * of public suites): a root may run a call ahead, but must not write into a half before its PE
+ * has refilled it. */
+static void alternating_broadcasts(uint64_t *src, uint64_t *dst, int round) {
+    long *ps[2] = {pSync, pSync2};
+    const int root = round % npes;
+    for (int i = 0; i < 2 * N_ELEMS; ++i) dst[i] = POISON;
+    shmem_barrier_all();
+    for (int it = 0; it < 300; ++it) {
+        uint64_t *half = dst + (it % 2) * N_ELEMS, *from = src + (it % 2) * N_ELEMS;
+        for (int i = 0; i < N_ELEMS; ++i) from[i] = value(100 + (uint64_t)it, me, i);
+        shmem_broadcast64(half, from, N_ELEMS, root, 0, 0, npes, ps[it % 2]);
+        for (int i = 0; i < N_ELEMS; ++i) {
+            if (me != root && half[i] != value(100 + (uint64_t)it, root, i))
+                fail("shmem_broadcast64 back to back, alternating pSync", it);
+            if (me == root && half[i] != POISON) fail("shmem_broadcast64 wrote the root's dest", it);
+            half[i] = POISON;
+        }
+    }
+    shmem_barrier_all();
+}
+
 int main(void) {
     shmem_init();
     me = shmem_my_pe();
@@ -157,6 +181,7 @@ int main(void) {
     for (int round = 0; round < 3; ++round) {
         on_set(0, 0, npes, me, src, dst, round);
         shmem_barrier_all();
+        alternating_broadcasts(src, dst, round);
         if (npes >= 2 && me % 2 == 1) on_set(1, 1, npes / 2, me / 2, src, dst, round);
         shmem_barrier_all();
         check_psync(pSync, SHMEM_BCAST_SYNC_SIZE);

@@ -447,6 +447,36 @@ TEST_CASE("consecutive collectives with different roots and no barrier between t
     }
 }
 
+TEST_CASE("broadcasts back to back into alternating halves, each refilled once read", "[coll]") {
+    // No barrier between the calls: a root may run a call ahead, but must not write into a
+    // half before its PE has read and refilled it (the idiom of older programs and of public
+    // suites, which SOS and Open MPI's OSHMEM keep).
+    for (Space s : kSpaces) {
+        INFO("space: " << spmd::name(s));
+        const int n = spmd::npes(), me = spmd::me();
+        constexpr int kRounds = 120;
+        const std::size_t count = spmd::shared_range(1, 48);
+        const auto key = spmd::shared_key();
+        const int root = static_cast<int>(Gen(key, 7).range(0, static_cast<std::uint64_t>(n - 1)));
+        spmd::SymArray<long> src(s, 2 * count), dst(s, 2 * count);
+        const std::vector<long> poison(count, -1);
+        spmd::local_write(dst.get(), poison);
+        spmd::local_write(dst.get() + count, poison);
+        shmem_barrier_all();
+        for (int r = 0; r < kRounds; ++r) {
+            long* half = dst.get() + static_cast<std::size_t>(r % 2) * count;
+            long* from = src.get() + static_cast<std::size_t>(r % 2) * count;
+            const auto want = data_of<long>(key + static_cast<std::uint64_t>(r), root, count);
+            spmd::local_write(from, data_of<long>(key + static_cast<std::uint64_t>(r), me, count));
+            REQUIRE(shmem_long_broadcast(SHMEM_TEAM_WORLD, half, from, count, root) == 0);
+            INFO("round " << r << ", root " << root);
+            require_equal(half, want);
+            spmd::local_write(half, poison);
+        }
+        shmem_barrier_all();
+    }
+}
+
 TEST_CASE("collectives on SHMEM_TEAM_INVALID return nonzero and do nothing", "[coll]") {
     int x = 0, y = 0;
     CHECK(shmem_int_broadcast(SHMEM_TEAM_INVALID, &x, &y, 1, 0) != 0);
