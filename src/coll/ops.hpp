@@ -57,9 +57,7 @@ inline const byte* view(const void* sym, std::size_t n, int pe, std::vector<byte
 }
 
 // broadcast without its opening sync: source on member `root` to dest on
-// every other member (the algorithm VKSHMEM_BCAST_ALGORITHM picks). `handover`: the tree
-// waits for each child's kReady signal (broadcast) before it writes into the child's dest.
-void spread(Team& t, void* dest, const void* source, std::size_t bytes, int root, const char* call,
-            bool handover = false);
+// every other member (the algorithm VKSHMEM_BCAST_ALGORITHM picks).
+void spread(Team& t, void* dest, const void* source, std::size_t bytes, int root, const char* call);
 
 } // namespace vkshmem::coll::detail

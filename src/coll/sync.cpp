@@ -37,25 +37,31 @@ void barrier(Team& t, const char* call) {
 void broadcast(Team& t, void* dest, const void* source, std::size_t bytes, int root, bool to_root, const char* call) {
     // Linear: a root's signal could count for a call another root has not yet
     // made (kData has one writer per call, not per PE): no PE may run ahead.
-    // Tree: a parent writes into a child's dest only once the child has entered the call, so
-    // the child is done with the last call's data. Programs rely on that: calls alternating
-    // between two pSync arrays and two halves of dest, with no barrier between them, each PE
-    // refilling a half after reading it (tests-mellanox's broadcast cases; SOS and Open MPI's
-    // OSHMEM pass them). Pushing without it, a root two calls ahead overwrote the half a PE had
-    // yet to refill.
+    // Tree: a parent returns only once its children have entered the call, so in the next call
+    // with this root each child is done with the last-but-one call's data. Programs rely on that:
+    // calls alternating between two pSync arrays and two halves of dest, with no barrier between
+    // them, each PE refilling a half after reading it (tests-mellanox's broadcast cases; SOS and
+    // Open MPI's OSHMEM pass them). Pushing without it, a root two calls ahead overwrote a half
+    // its PE had yet to refill. Waiting at the end rather than before each put leaves the
+    // children's signals a whole call to arrive (a loop of 8-byte broadcasts: 0.40 us a call
+    // with the wait before the put, at 2 PEs; bench/results/2026-12-02-vm-bcast-handover.md).
     const int n = t.size();
     const bool handover = t.algorithms->bcast != Algorithm::Linear && n <= (1 << kReadyLevels);
     if (!handover) sync(t, call);
-    if (handover && t.me != root) {
-        const int v = (t.me - root + n) % n, k = std::bit_width(static_cast<unsigned>(v)) - 1;
+    const int v = (t.me - root + n) % n;
+    if (handover && v) {
+        const int k = std::bit_width(static_cast<unsigned>(v)) - 1;
         signal(t, (t.me - (1 << k) + n) % n, kReady + k, call);
     }
     if (t.me == root && to_root) put(t, t.me, dest, source, bytes, call);
-    spread(t, dest, source, bytes, root, call, handover);
+    spread(t, dest, source, bytes, root, call);
+    if (!handover) return;
+    // Child v + 2^j (j above v's highest bit) is the only sender of this PE's kReady + j.
+    for (int j = v ? std::bit_width(static_cast<unsigned>(v)) : 0; v + (1 << j) < n; ++j) wait(t, kReady + j);
 }
 
 namespace detail {
-void spread(Team& t, void* dest, const void* source, std::size_t bytes, int root, const char* call, bool handover) {
+void spread(Team& t, void* dest, const void* source, std::size_t bytes, int root, const char* call) {
     const int n = t.size(), me = t.me;
     if (n == 1) return;
     if (t.algorithms->bcast == Algorithm::Linear) {
@@ -79,10 +85,7 @@ void spread(Team& t, void* dest, const void* source, std::size_t bytes, int root
     }
     const void* from = v ? dest : source;
     int j = first;
-    for (; v + (1 << j) < n; ++j) {
-        if (handover) wait(t, kReady + j); // (its only sender: member me + 2^j, whatever the root)
-        put(t, (v + (1 << j) + root) % n, dest, from, bytes, call);
-    }
+    for (; v + (1 << j) < n; ++j) put(t, (v + (1 << j) + root) % n, dest, from, bytes, call);
     if (j == first) return;
     quiet();
     for (j = first; v + (1 << j) < n; ++j) signal(t, (v + (1 << j) + root) % n, kDown + j, call);
