@@ -24,6 +24,9 @@
 
 namespace vkshmem::coll {
 
+// Teams of up to 2^kReadyLevels PEs hand over broadcasts by kReady; larger ones sync first.
+constexpr int kReadyLevels = 20;
+
 // The flags of a slot, one cache line each.
 enum Flag : int {
     kDiss = 0,        // [32] dissemination barrier, round r: from PE me - 2^r
@@ -38,11 +41,8 @@ enum Flag : int {
     kScratchOut = 104,
     kGather = 105,    // linear reduction: one count per PE whose source is ready, at team PE 0
     kReady = 106,     // [kReadyLevels] binomial broadcast: child me + 2^k entered the call
-    kFlagCount = 106 + 20
+    kFlagCount = kReady + kReadyLevels
 };
-// Teams of up to 2^kReadyLevels PEs hand over broadcasts by kReady; larger ones sync first.
-constexpr int kReadyLevels = 20;
-static_assert(kReady + kReadyLevels == kFlagCount);
 static_assert(kFlagCount <= 128, "an active set's flags are its pSync's 128 words (SHMEM_BCAST_SYNC_SIZE)");
 static_assert(kFlagCount * 64 <= kTeamFlagBytes);
 
