@@ -56,11 +56,14 @@ public:
     virtual ~Domain() = default;
 };
 
-// How an operation is posted: on which domain (null: the default), and whether it
-// may return before it completes.
+// How an operation is posted: on which domain (null: the default), whether it may return
+// before it completes, and whether a non-blocking one must leave at once rather than wait in a
+// batch for others to the same PE (a blocking non-fetching AMO, which the specification lets
+// return before it executes, but which a peer may be waiting for while its caller computes).
 struct Post {
     Domain* domain = nullptr;
     bool nbi = false;
+    bool prompt = false;
 };
 
 class Transport {

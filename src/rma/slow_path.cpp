@@ -46,6 +46,48 @@ const DeviceMemory* device_side(const Target& t, int pe) {
 void transfer_net(bool to_peer, const Target& t, void* buf, std::size_t n, int pe, const char* call, bool nbi);
 std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_t operand, std::uint64_t cond,
                       int pe, const char* call, bool fetch);
+
+// A blocking non-fetching AMO over the network returns once posted (the specification lets it
+// return before it executes; quiet completes it). The PEs it went to are marked here, per domain,
+// until that domain's next quiet: a later blocking get or fetching AMO on that domain to a
+// marked PE quiets the domain first, so that it reads what the AMO left. Transports do not order
+// the two on their own (UCX may send atomics and gets on different lanes; libfabric's atomics sent
+// as messages are carried out by the target's CPU, its reads by the provider).
+struct AmoMarks {
+    net::Domain* domain;
+    std::vector<std::uint8_t> pes;
+};
+std::mutex g_marks_mu;
+std::vector<AmoMarks> g_marks;          // (a few: the default domain and the contexts')
+std::atomic<std::size_t> g_marked{0};   // g_marks.size(), read without the lock
+
+void mark_amo(net::Domain* d, int pe) {
+    std::lock_guard lk(g_marks_mu);
+    auto it = std::find_if(g_marks.begin(), g_marks.end(), [d](const AmoMarks& m) { return m.domain == d; });
+    if (it == g_marks.end()) {
+        g_marks.push_back({d, std::vector<std::uint8_t>(static_cast<std::size_t>(g_state.n_pes), 0)});
+        it = std::prev(g_marks.end());
+        g_marked.store(g_marks.size(), std::memory_order_relaxed);
+    }
+    it->pes[static_cast<std::size_t>(pe)] = 1;
+}
+
+// Drops d's marks; with pe >= 0, only if pe is marked. Returns whether they were dropped.
+bool clear_marks(net::Domain* d, int pe) {
+    if (g_marked.load(std::memory_order_relaxed) == 0) return false;
+    std::lock_guard lk(g_marks_mu);
+    auto it = std::find_if(g_marks.begin(), g_marks.end(), [d](const AmoMarks& m) { return m.domain == d; });
+    if (it == g_marks.end() || (pe >= 0 && !it->pes[static_cast<std::size_t>(pe)])) return false;
+    g_marks.erase(it);
+    g_marked.store(g_marks.size(), std::memory_order_relaxed);
+    return true;
+}
+
+// Before a blocking read of pe: completes this thread's domain's AMOs if one went to pe.
+void settle_amos(int pe, const char* call) {
+    if (!clear_marks(t_domain, pe)) return;
+    if (auto r = g_subsystems.network->quiet_on(t_domain); !r) fatal(call, "{}", r.error().message);
+}
 } // namespace
 
 } // namespace vkshmem::rma::detail
@@ -120,6 +162,7 @@ template <class Network> void complete_then(const char* call, Network network) {
 } // namespace
 
 void quiet_on(net::Domain* d, const char* call) {
+    detail::clear_marks(d, -1); // (before: an AMO posted during the quiet keeps its mark)
     complete_then(call, [d](net::Transport& net) { return net.quiet_on(d); });
 }
 
@@ -363,6 +406,7 @@ void transfer_net(bool to_peer, const Target& t, void* buf, std::size_t n, int p
     if (mem && to_peer) r = g_subsystems.device->read(bounce.data(), *mem, off, n);
     void* local = mem ? bounce.data() : buf;
     const net::Post how{t_domain, nbi && !mem};
+    if (!to_peer && !how.nbi) settle_amos(pe, call);
     if (r)
         r = to_peer ? net.put_on(how, pe, t.space, t.offset, local, n) : net.get_on(how, pe, t.space, t.offset, local, n);
     if (r && mem && !to_peer) r = g_subsystems.device->write(*mem, off, bounce.data(), n);
@@ -376,10 +420,12 @@ std::uint64_t amo_net(const Target& t, AmoOp op, std::size_t width, std::uint64_
     if (!(net.caps().amo_widths & (1u << width)))
         fatal(call, "a {}-byte atomic over {}: only 4- and 8-byte atomics cross the network", width, net.name());
     std::uint64_t old = 0; // the low `width` bytes (little-endian)
-    auto r = net.amo_on({t_domain, false}, pe, t.space, t.offset, static_cast<net::AmoOp>(op),
-                        static_cast<unsigned>(width), operand, cond,
-                        net::returns_old(static_cast<net::AmoOp>(op), fetch) ? &old : nullptr);
+    const bool reads = net::returns_old(static_cast<net::AmoOp>(op), fetch);
+    if (reads) settle_amos(pe, call);
+    auto r = net.amo_on({t_domain, !reads, !reads}, pe, t.space, t.offset, static_cast<net::AmoOp>(op),
+                        static_cast<unsigned>(width), operand, cond, reads ? &old : nullptr);
     if (!r) fatal(call, "{}", r.error().message);
+    if (!reads) mark_amo(t_domain, pe);
     return old;
 }
 } // namespace

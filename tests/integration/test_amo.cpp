@@ -592,4 +592,56 @@ TEST_CASE("float/double fetch/set/swap keep special values bit-exact") {
     });
 }
 
+// A non-fetching AMO may return before it executes (over the network it does), yet the same
+// PE's next fetching AMO or get of that word, with no quiet between, must read its result: on the
+// default context and on a private one, to every PE in turn, one word each, random operands.
+template <class Ctx> void amo_then_read(Ctx&& ctx_of, spmd::SymArray<std::uint64_t>& cells) {
+    using T = std::uint64_t;
+    const int n = spmd::npes(), me = spmd::me();
+    Gen g(spmd::shared_key(), static_cast<std::uint64_t>(me));
+    for (int round = 0; round < 40; ++round) {
+        const int to = (me + 1 + round) % n;
+        T* const w = cells.at(static_cast<std::size_t>(me)); // my word on every PE
+        const shmem_ctx_t ctx = ctx_of(round);
+        T want = static_cast<T>(g.next());
+        shmem_ctx_uint64_atomic_set(ctx, w, want, to);
+        REQUIRE(shmem_ctx_uint64_atomic_fetch(ctx, w, to) == want);
+        for (int k = 0; k < 6; ++k) {
+            const T v = static_cast<T>(g.next());
+            switch ((round + k) % 5) {
+            case 0: shmem_ctx_uint64_atomic_add(ctx, w, v, to), want += v; break;
+            case 1: shmem_ctx_uint64_atomic_inc(ctx, w, to), want += 1; break;
+            case 2: shmem_ctx_uint64_atomic_and(ctx, w, v | (v >> 7), to), want &= v | (v >> 7); break;
+            case 3: shmem_ctx_uint64_atomic_or(ctx, w, v & (v >> 5), to), want |= v & (v >> 5); break;
+            default: shmem_ctx_uint64_atomic_xor(ctx, w, v, to), want ^= v; break;
+            }
+            INFO("round " << round << ", operation " << k << " to PE " << to);
+            if (k % 2) {
+                T got = 0;
+                shmem_ctx_getmem(ctx, &got, w, sizeof got, to);
+                REQUIRE(got == want);
+            } else {
+                REQUIRE(shmem_ctx_uint64_atomic_fetch(ctx, w, to) == want);
+            }
+        }
+        // A burst of adds with no read between, then one read.
+        for (int k = 0; k < 64; ++k) shmem_ctx_uint64_atomic_add(ctx, w, static_cast<T>(k), to);
+        want += 64 * 63 / 2;
+        REQUIRE(shmem_ctx_uint64_atomic_fetch(ctx, w, to) == want);
+    }
+    shmem_barrier_all();
+}
+
+TEST_CASE("a blocking non-fetching AMO is seen by the next fetch or get of its PE, without a quiet") {
+    shmem_ctx_t mine = SHMEM_CTX_INVALID;
+    const bool has_ctx = shmem_ctx_create(SHMEM_CTX_PRIVATE, &mine) == 0;
+    spmd::for_each_space([&](Space s) {
+        spmd::SymArray<std::uint64_t> cells(s, static_cast<std::size_t>(spmd::npes()));
+        shmem_barrier_all();
+        amo_then_read(
+            [&](int round) { return has_ctx && round % 2 ? mine : SHMEM_CTX_DEFAULT; }, cells);
+    });
+    if (has_ctx) shmem_ctx_destroy(mine);
+}
+
 } // namespace

@@ -1089,11 +1089,11 @@ Result<void> Ofi::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     if (width != 4 && width != 8) return Error{fmt::format("libfabric atomic: {}-byte operands are not native", width)};
     // Where atomics are messages to the target's CPU and batches are on, a non-blocking atomic
     // travels in the target's batch (transports/batch.hpp): a message and an answer for many
-    // instead of one each. Not a blocking one: a batch goes out at the next operation to that
+    // instead of one each. Not a blocking one, nor one posted `prompt`: a batch goes out at the next operation to that
     // PE, quiet, fence or wait, or by the progress thread, which on a machine whose CPUs the PEs
     // keep busy runs milliseconds later; a flag set by shmem_atomic_set before the setter
     // computed took 1.4-2.7 ms on average to arrive at 2 PEs on 2 CPUs.
-    if (how.nbi && batch_max_ && messages_ && (fetch || !returns_old(op, false))) {
+    if (how.nbi && !how.prompt && batch_max_ && messages_ && (fetch || !returns_old(op, false))) {
         Lane& l = lane(how.domain);
         std::lock_guard lk(*l.mu);
         batch::Gathered& g = l.batches[static_cast<std::size_t>(pe)];

@@ -970,10 +970,11 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     // gets where it returns the old value, else among the puts. Only the default lane's: a
     // context's lane settles at each change between its batches and its own endpoints (a round
     // trip), which a mix with blocking atomics would cost at every other one. Not the blocking
-    // non-fetching ones either: in a mix with fetching ones (add, fetch_add, add, ...) each
-    // batch of one or two costs an answer of its own, a message that a UCP atomic without a
-    // reply does not (the contention cases of spmd_amo with UCX's progress slowed took 3x as long).
-    if (how.nbi && &l == &main_ && l.batching && cpu_atomics_ && (fetch || !returns_old(op, false))) {
+    // non-fetching ones either (posted `prompt`, not waited for): in a mix with fetching ones
+    // (add, fetch_add, add, ...) each batch of one or two costs an answer of its own, a message
+    // that a UCP atomic without a reply does not (the contention cases of spmd_amo with UCX's
+    // progress slowed took 3x as long).
+    if (how.nbi && !how.prompt && &l == &main_ && l.batching && cpu_atomics_ && (fetch || !returns_old(op, false))) {
         return gather(l, pe, [&](batch::Gathered& g) {
             if (!g.fits_amo(fetch)) send_batch(l, pe);
             g.add_amo(space, offset, op, width, operand, cond, fetch);
@@ -1013,6 +1014,7 @@ Result<void> Ucx::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     }
     const auto p = static_cast<std::size_t>(pe);
     ucs_status_ptr_t req;
+    if (how.nbi) l.app_ns.store(now_ns(), std::memory_order_relaxed); // the application is here (progress_loop)
     {
         auto lk = lock(l);
         if (!settled(l, false)) {
