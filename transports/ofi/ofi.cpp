@@ -60,6 +60,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdlib>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -394,6 +395,15 @@ private:
     std::atomic<bool> posted_{false};
     int wake_ = -1;
     int wait_fd_ = -1; // the main completion queue's wait object, where it has one (init)
+    // Threads waiting on the main lane past their spin, without a wait object (wait_until): one
+    // leads and keeps progressing the queue, the others (followers) sleep until it took
+    // completions or left. Two threads that both polled the one queue, each with a private
+    // context whose batches' answers come there, kept PE 1, which answers them, off 2 CPUs.
+    std::atomic<bool> main_lead_{false};
+    std::atomic<int> followers_{0};
+    std::uint64_t main_reaped_ = 0; // completions the main lane took (under follow_mu_)
+    std::mutex follow_mu_;           // after mu_ where both are held
+    std::condition_variable follow_cv_;
     Bootstrap* boot_ = nullptr;
     std::string desc_;
 };
@@ -732,6 +742,12 @@ void Ofi::progress_locked(Lane& l) {
             continue;
         }
         if (got <= 0) break;
+        if (&l == &main_ && followers_.load(std::memory_order_relaxed) > 0) {
+            // (the completions are carried out below, under mu_, before a follower can look)
+            std::lock_guard fl(follow_mu_);
+            ++main_reaped_;
+            follow_cv_.notify_all();
+        }
         // A short read drained the queue: another fi_cq_read would only run
         // the provider's progress again (on tcp;ofi_rxm a poll and a read of
         // its wake-up socket), which cost 15% of a put's round trip.
@@ -942,9 +958,25 @@ template <class D> void Ofi::wait_until(Lane& l, D&& done) {
     // get took 60 us at 2 PEs on 2 cores), else 64 polls.
     // Where the main queue has a wait object, a wait on the main lane past its spin sleeps on
     // it instead, for up to 1 ms at a time (as UCX's waits sleep on the worker's fd).
+    // Without one, only one thread at a time keeps polling the main lane (the lead); the others
+    // follow from their first look on: they sleep until it took completions, or left, or 200 us
+    // passed.
     Pause pause;
     const std::int64_t spin_until = monotonic_ns() + (g_state.spin_before_yield > 0 ? 50'000 : 0);
     const bool on_fd = wait_fd_ >= 0 && &l == &main_;
+    const bool may_follow = !on_fd && l.mu == &mu_;
+    struct Lead {
+        Ofi& o;
+        bool held = false;
+        ~Lead() {
+            if (!held) return;
+            o.main_lead_.store(false, std::memory_order_release);
+            if (o.followers_.load(std::memory_order_relaxed) == 0) return;
+            std::lock_guard fl(o.follow_mu_);
+            o.follow_cv_.notify_one(); // it leads from its next look on
+        }
+    } lead{*this};
+    std::uint64_t seen = 0;
     for (std::int64_t spins = 0;; ++spins) {
         app_active_.store(true, std::memory_order_relaxed);
         const bool spun = spins > 64 && monotonic_ns() > spin_until;
@@ -956,8 +988,22 @@ template <class D> void Ofi::wait_until(Lane& l, D&& done) {
             sleep = on_fd && spun && may_sleep();
         }
         if (l.own) progress();
-        if (sleep) sleep_on_cq(1'000'000);
-        else if (spun && !on_fd) pause();
+        if (sleep) {
+            sleep_on_cq(1'000'000);
+            continue;
+        }
+        if (may_follow && !lead.held && main_lead_.exchange(true, std::memory_order_acquire)) {
+            std::unique_lock fl(follow_mu_);
+            followers_.fetch_add(1, std::memory_order_relaxed);
+            follow_cv_.wait_for(fl, std::chrono::microseconds(200), [&] {
+                return main_reaped_ != seen || !main_lead_.load(std::memory_order_relaxed);
+            });
+            seen = main_reaped_;
+            followers_.fetch_sub(1, std::memory_order_relaxed);
+            continue;
+        }
+        lead.held = may_follow;
+        if (spun && !on_fd) pause();
     }
 }
 
