@@ -184,6 +184,7 @@ void start_queued() {
 net::Domain* open_domain() { return g_subsystems.network ? g_subsystems.network->open_domain() : nullptr; }
 
 void close_domain(net::Domain* d) {
+    detail::clear_marks(d, -1); // (the transport's close completes what is in flight)
     if (d && g_subsystems.network) g_subsystems.network->close_domain(d);
 }
 } // namespace vkshmem::rma

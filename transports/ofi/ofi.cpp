@@ -58,9 +58,9 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdlib>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -395,10 +395,10 @@ private:
     std::atomic<bool> posted_{false};
     int wake_ = -1;
     int wait_fd_ = -1; // the main completion queue's wait object, where it has one (init)
-    // Threads waiting on the main lane past their spin, without a wait object (wait_until): one
-    // leads and keeps progressing the queue, the others (followers) sleep until it took
-    // completions or left. Two threads that both polled the one queue, each with a private
-    // context whose batches' answers come there, kept PE 1, which answers them, off 2 CPUs.
+    // Threads waiting on the main lane without a wait object (wait_until): one leads and keeps
+    // progressing the queue, the others (followers) sleep until it took completions or left.
+    // Two threads that both polled the one queue, each with a private context whose batches'
+    // answers come there, kept PE 1, which answers them, off 2 CPUs.
     std::atomic<bool> main_lead_{false};
     std::atomic<int> followers_{0};
     std::uint64_t main_reaped_ = 0; // completions the main lane took (under follow_mu_)
@@ -1135,10 +1135,11 @@ Result<void> Ofi::amo_on(const Post& how, int pe, int space, std::uint64_t offse
     if (width != 4 && width != 8) return Error{fmt::format("libfabric atomic: {}-byte operands are not native", width)};
     // Where atomics are messages to the target's CPU and batches are on, a non-blocking atomic
     // travels in the target's batch (transports/batch.hpp): a message and an answer for many
-    // instead of one each. Not a blocking one, nor one posted `prompt`: a batch goes out at the next operation to that
-    // PE, quiet, fence or wait, or by the progress thread, which on a machine whose CPUs the PEs
-    // keep busy runs milliseconds later; a flag set by shmem_atomic_set before the setter
-    // computed took 1.4-2.7 ms on average to arrive at 2 PEs on 2 CPUs.
+    // instead of one each. Not a blocking one, nor one posted `prompt`: a batch goes out at the
+    // next operation to that PE, quiet, fence or wait, or by the progress thread, which on a
+    // machine whose CPUs the PEs keep busy runs milliseconds later; a flag set by
+    // shmem_atomic_set before the setter computed took 1.4-2.7 ms on average to arrive at 2 PEs
+    // on 2 CPUs.
     if (how.nbi && !how.prompt && batch_max_ && messages_ && (fetch || !returns_old(op, false))) {
         Lane& l = lane(how.domain);
         std::lock_guard lk(*l.mu);
