@@ -847,6 +847,8 @@ template <class Done> void Ucx::wait(Lane& l, Done&& done) {
             // too (unless another thread does), and sleeps on its events as well.
             via = via_default(l) && l.unanswered.load(std::memory_order_relaxed) != 0;
             if (via) {
+                // (the application progresses the default worker here: progress_loop stands back)
+                main_.app_ns.store(t, std::memory_order_relaxed);
                 std::unique_lock m(main_.mu, std::try_to_lock);
                 if (m.owns_lock()) {
                     if (progress_worker(main_) != 0 && spin_ns) spin_until = t + spin_ns;
