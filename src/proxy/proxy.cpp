@@ -34,10 +34,20 @@ constexpr std::size_t kStreamBatch = 1 << 20;
 // size on, and while the stream is busy from one full piece on; smaller runs are CPU copies.
 constexpr std::size_t kStreamHostFrom = 8 * VKSHMEM_RING_PAYLOAD_BYTES;
 // The puts queued for owners' proxies (am::queue_put: the runs of bulk puts into another GPU's
-// device heap) go once they are this many bytes, or once a bulk transfer's runs stopped coming for
-// kListIdle: the owner copies a list in one submission.
+// device heap) go as one list, which the owner copies in one submission, once its copies would keep
+// a copy engine busy for about kListCopyNs (or it holds kListBatch bytes), or once a bulk
+// transfer's runs stopped coming for kListIdle. Long enough that a list's submission (tens of
+// microseconds of the owner's driver time) hides behind the copies of the lists before it, short
+// enough that several are out at once. An H200 copies a region from host memory in about 2.7 us
+// plus its bytes at 48 GB/s (vk-copy-probe); at the PutLists' rate the list was best at 1 MiB in
+// 64 KiB pieces and at 2 MiB in 256 KiB pieces (2026-12-02-h200-proxied-put-lists-posted.md).
 constexpr std::size_t kListBatch = 2 << 20;
+constexpr std::size_t kListCopyNs = 64'000;
 constexpr auto kListIdle = std::chrono::microseconds(5);
+bool list_full() {
+    const std::size_t bytes = am::queued_bytes();
+    return bytes >= kListBatch || 2'700 * am::queued_pieces() + bytes / 48 >= kListCopyNs;
+}
 
 // VKSHMEM_DEVICE_WAIT_POLLS=0. lavapipe ends every loop after 65,535 iterations, so a wait there
 // has 60,000 polls with a long back-off (about 100 ms). A GPU's polls are short, and a host write
@@ -258,6 +268,7 @@ void Proxy::dispatch_begin() {
     runs_at_begin_ = runs_.load(std::memory_order_relaxed);
     launches_at_begin_ = launches_.load(std::memory_order_relaxed);
     launch_ns_at_begin_ = launch_ns_.load(std::memory_order_relaxed);
+    lists_posted_at_begin_ = lists_posted_.load(std::memory_order_relaxed);
     active_.fetch_add(1, std::memory_order_seq_cst);
     inbox_.wake();
 }
@@ -286,7 +297,8 @@ bool Proxy::dispatch_end(int timeout_ms) {
         };
         const std::uint64_t n = served_.load(std::memory_order_relaxed) - served_at_begin_;
         VKSHMEM_DEBUG("proxy: a dispatch of {:.3f} ms: head {}, completed {}; {} requests in {} runs served{} (busy "
-                      "{:.3f} ms); {} batches of puts settled in {:.3f} ms; {} batches of copies launched in {:.3f} ms",
+                      "{:.3f} ms); {} batches of puts settled in {:.3f} ms; {} batches of copies launched in {:.3f} ms; "
+                      "{} lists posted",
                       (ns(steady_clock::now()) - ns(begin_)) / 1e6, head.load(std::memory_order_relaxed),
                       completed.load(std::memory_order_relaxed), n,
                       runs_.load(std::memory_order_relaxed) - runs_at_begin_,
@@ -297,7 +309,8 @@ bool Proxy::dispatch_end(int timeout_ms) {
                       settles_.load(std::memory_order_relaxed) - settles_at_begin_,
                       (settle_ns_.load(std::memory_order_relaxed) - settle_ns_at_begin_) / 1e6,
                       launches_.load(std::memory_order_relaxed) - launches_at_begin_,
-                      (launch_ns_.load(std::memory_order_relaxed) - launch_ns_at_begin_) / 1e6);
+                      (launch_ns_.load(std::memory_order_relaxed) - launch_ns_at_begin_) / 1e6,
+                      lists_posted_.load(std::memory_order_relaxed) - lists_posted_at_begin_);
     }
     return ok;
 }
@@ -448,8 +461,8 @@ void Proxy::run() {
         }
         const bool nbi_open = start_nbi_batch();
         if (idle++ == 0) last = std::chrono::steady_clock::now();
-        if (active_.load(std::memory_order_acquire) > 0 || !flights_.empty() ||
-            std::chrono::steady_clock::now() - last < kLinger) {
+        if (active_.load(std::memory_order_acquire) > 0 || !flights_.empty() || !lists_.empty() ||
+            inbox_.answering() || std::chrono::steady_clock::now() - last < kLinger) {
             if (idle < 256) cpu_relax();
             else if (g_state.proxy_nap_ns > 0) nap(cpu_device_nap_ns(std::chrono::steady_clock::now() - last));
             else proxy_pause();
@@ -467,6 +480,7 @@ void Proxy::run() {
         }
     }
     settle();
+    inbox_.answer_lists(true);
 }
 
 bool Proxy::start_nbi_batch() {
@@ -550,7 +564,13 @@ bool Proxy::serve_one() {
         deferring_ = true;
         deferred_ = first + n;
         // A full ring waits for these slots: complete them now rather than after the next poll.
-        if (unstreamed_ || !stream_) {
+        if (listing()) {
+            // Lists for an owner's proxy go out without waiting for the owner (list_full), and
+            // their answers complete their tickets (land); the ring fills up only with lists out.
+            if (list_full()) post_list();
+            while (deferred_ - completed_ >= VKSHMEM_RING_SLOTS / 4 * 3 && !lists_.empty()) land_list(true);
+            if (deferred_ - completed_ >= VKSHMEM_RING_SLOTS / 2 && lists_.empty()) settle();
+        } else if (unstreamed_ || listed_ || !stream_) {
             if (deferred_ - completed_ >= VKSHMEM_RING_SLOTS / 2 || am::queued_bytes() >= kListBatch) settle();
         } else if (stream_->open_bytes() >= kStreamBatch) {
             launch();
@@ -577,7 +597,29 @@ void Proxy::launch() {
     }
 }
 
+void Proxy::post_list() {
+    if (const auto seq = am::post_queue()) {
+        lists_.push_back({*seq, deferred_});
+        lists_posted_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    // Sent and answered, after the lists out, which it waited for.
+    lists_.clear();
+    complete(deferred_, VKSHMEM_OP_PUT, 0, 0);
+}
+
+void Proxy::land_list(bool wait) {
+    std::uint32_t upto = completed_;
+    for (; !lists_.empty() && am::list_done(static_cast<std::uint32_t>(lists_.front().batch), wait); lists_.pop_front()) {
+        upto = lists_.front().upto;
+        wait = false;
+    }
+    if (upto != completed_) complete(upto, VKSHMEM_OP_PUT, 0, 0);
+    if (lists_.empty() && completed_ == deferred_ && !am::queued_bytes()) deferring_ = listed_ = false;
+}
+
 void Proxy::land(bool wait) {
+    if (!lists_.empty()) land_list(wait);
     if (flights_.empty()) return;
     auto done = stream_->done(wait);
     if (!done) fatal("shader request (proxy)", "{}", done.error().message);
@@ -592,7 +634,7 @@ void Proxy::flush() {
     if (!deferring_) return;
     // Runs of a bulk transfer queued for an owner's proxy wait a little for more: each list costs
     // the owner a copy submission. (A lone small put goes at once.)
-    if (const std::size_t q = am::queued_bytes(); q >= VKSHMEM_RING_PAYLOAD_BYTES && q < kListBatch) {
+    if (const std::size_t q = am::queued_bytes(); q >= VKSHMEM_RING_PAYLOAD_BYTES && !list_full()) {
         const auto now = std::chrono::steady_clock::now();
         if (q != queued_seen_) {
             queued_seen_ = q;
@@ -601,14 +643,20 @@ void Proxy::flush() {
         if (now - queued_since_ < kListIdle) return;
     }
     // Puts of other routes: one batch (a copy submission for those that need one) and a wait.
-    if (unstreamed_ || !stream_) settle();
-    else if (stream_->open_bytes()) launch();
+    if (listing()) {
+        if (am::queued_bytes()) post_list();
+    } else if (unstreamed_ || listed_ || !stream_) {
+        settle();
+    } else if (stream_->open_bytes()) {
+        launch();
+    }
 }
 
 void Proxy::settle() {
     if (!deferring_) return;
     deferring_ = false;
-    unstreamed_ = false;
+    unstreamed_ = listed_ = false;
+    lists_.clear(); // (the quiet below waits for them)
     const auto t0 = std::chrono::steady_clock::now();
     if (stream_) {
         launch();
@@ -668,6 +716,7 @@ bool Proxy::put_by_copy(int pe, char* target, char* payload, std::size_t n) {
     if (!m || !m->buffer) return false;
     const std::size_t off = reinterpret_cast<std::uintptr_t>(target) - g_state.space[s].lo;
     const std::size_t from = block_at_ + static_cast<std::size_t>(payload - base_); // in block_'s buffer
+    if (listed_) settle(); // (the batches' tickets complete in order, after the lists')
     if (stream_) stream_->add(*m, off, block_, from, n, host);
     else if (auto r = dev_.copy_nbi(*m, off, block_, from, n); !r)
         fatal("shader request (proxy)", "{}", r.error().message);
@@ -695,11 +744,13 @@ void Proxy::execute(const void* request, char* payload, bool nbi) {
         // Another route to the same target (a small put by CPU stores into a BAR whose large puts
         // are copies) must not land before the copies served earlier.
         if (stream_ && (stream_->open_bytes() || !flights_.empty())) settle();
-        unstreamed_ = unstreamed_ || nbi;
-        if (nbi)
+        if (nbi) {
+            // Queued for an owner's proxy (listed_), or any other route (unstreamed_).
+            const std::uint64_t queued = am::queued_count();
             rma::put_nbi(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes,
                          r.pe, call);
-        else
+            (am::queued_count() != queued ? listed_ : unstreamed_) = true;
+        } else
             rma::put(reinterpret_cast<unsigned char*>(target), reinterpret_cast<unsigned char*>(payload), r.bytes,
                      r.pe, call);
         if (r.op == VKSHMEM_OP_PUT_SIGNAL) {

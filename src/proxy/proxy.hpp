@@ -142,6 +142,18 @@ private:
     };
     std::deque<Flight> flights_;
     bool unstreamed_ = false;
+    // Puts queued for owners' proxies (am::queue_put) go as lists that complete independently
+    // (lists_: a list's number and the tickets it completes, oldest first) while they are the only
+    // puts deferred: listing().
+    bool listed_ = false;
+    std::deque<Flight> lists_;
+    bool listing() const {
+        return listed_ && !unstreamed_ && !(stream_ && (stream_->open_bytes() || !flights_.empty()));
+    }
+    // Posts the queued list (am::post_queue); completes the tickets of the lists answered (with
+    // `wait`: waits for the oldest first).
+    void post_list();
+    void land_list(bool wait);
     // The bytes queued for owners' proxies when flush() last looked, and since when (kListIdle).
     std::size_t queued_seen_ = 0;
     std::chrono::steady_clock::time_point queued_since_{};
@@ -163,10 +175,12 @@ private:
     std::uint64_t served_at_begin_ = 0;
     // Batches of puts settled, and the time spent waiting for them (the debug report's).
     // Also the runs of tickets served and the time spent serving them (debug level only).
-    // And the batches of the copy stream launched, and the time their submission took.
-    std::atomic<std::uint64_t> settles_{0}, settle_ns_{0}, runs_{0}, busy_ns_{0}, launches_{0}, launch_ns_{0};
+    // And the batches of the copy stream launched, and the time their submission took; and the
+    // lists posted to owners' proxies.
+    std::atomic<std::uint64_t> settles_{0}, settle_ns_{0}, runs_{0}, busy_ns_{0}, launches_{0}, launch_ns_{0},
+        lists_posted_{0};
     std::uint64_t settles_at_begin_ = 0, settle_ns_at_begin_ = 0, runs_at_begin_ = 0, busy_ns_at_begin_ = 0,
-                  launches_at_begin_ = 0, launch_ns_at_begin_ = 0;
+                  launches_at_begin_ = 0, launch_ns_at_begin_ = 0, lists_posted_at_begin_ = 0;
     am::Inbox inbox_; // also where the idle thread sleeps (dispatch_begin wakes it)
     std::thread thread_;
     std::unique_ptr<ShaderDescriptors> descriptors_;

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <linux/futex.h>
 #include <type_traits>
 #include <sys/syscall.h>
@@ -54,11 +55,26 @@ struct Queue {
     int pe = -1, space = -1;
     bool gets = false;
     std::size_t staged = 0, bytes = 0;
+    std::uint64_t count = 0; // puts and gets queued so far
 };
 Queue g_queue[kAmChannels];
 std::atomic<bool> g_queued{false};
 constexpr std::size_t kQueueData = kAmStagingBytes / 4 * 3;
 constexpr std::size_t kQueueMax = (kAmStagingBytes - kQueueData) / sizeof(AmPiece);
+
+// The proxy thread's lists out (post_queue), oldest first, all to one PE. Each lies in a buffer of
+// its own in the channel's staging area: the list's usual place, or a part of the data area below
+// it, which no staged bytes use while a list is out (queue waits for the lists first).
+struct Posted {
+    std::uint32_t seq;
+    int pe, buffer;
+};
+std::deque<Posted> g_posted;
+constexpr std::size_t kListBytes = kAmStagingBytes - kQueueData;
+constexpr std::size_t list_buffer(int b) { return b == 0 ? kQueueData : static_cast<std::size_t>(b - 1) * kListBytes; }
+static_assert(list_buffer(kPostedLists - 1) + kListBytes <= kQueueData, "posted lists fit in the data area");
+// Whether reply channel `done` says message `seq` was answered (answers come in order).
+bool answered_by(std::uint32_t done, std::uint32_t seq) { return static_cast<std::int32_t>(done - seq) >= 0; }
 
 // The network transport when `pe`'s host heap is reached through it (a PE on
 // another node, or VKSHMEM_FORCE_NETWORK=1): then the inbox, the reply channel
@@ -91,10 +107,13 @@ std::uint64_t Sender::staging_offset() const {
     return kAmStagingAt + static_cast<std::uint64_t>(channel_) * kAmStagingBytes;
 }
 
-void Sender::send(int pe, AmSlot& m) {
+void Sender::send(int pe, AmSlot& m, bool wait) {
     // The application's queued puts or gets go first: they came before this message.
     const auto op = static_cast<AmOp>(m.op);
     if (op != AmOp::PutList && op != AmOp::GetList && !g_queue[channel_].list.empty()) send_queue();
+    // The lists out first: their answers come to the same reply channel, and another PE may answer
+    // this message before they are.
+    if (wait && channel_ == 1 && !g_posted.empty()) list_done(g_posted.back().seq, true);
     AmChannel& reply = area(g_state.my_pe)->channel[channel_];
     m.from = g_state.my_pe;
     m.channel = static_cast<std::uint8_t>(channel_);
@@ -151,7 +170,7 @@ void Sender::send(int pe, AmSlot& m) {
         ref(in.doorbell).fetch_add(1, std::memory_order_release);
         futex_wake(&in.doorbell);
     }
-    wait_for_proxy(answered);
+    if (wait) wait_for_proxy(answered);
 }
 
 void Sender::transfer(AmOp op, int pe, int space, std::uint64_t offset, std::uint64_t local, std::size_t n) {
@@ -166,6 +185,8 @@ void Sender::transfer(AmOp op, int pe, int space, std::uint64_t offset, std::uin
 
 void Sender::send_queue() {
     Queue& q = g_queue[channel_];
+    // The lists out first (and so the list's own buffer is free).
+    if (channel_ == 1 && !g_posted.empty()) list_done(g_posted.back().seq, true);
     if (q.list.empty()) return;
     std::memcpy(staging() + kQueueData, q.list.data(), q.list.size() * sizeof(AmPiece));
     AmSlot m{};
@@ -183,10 +204,53 @@ void Sender::send_queue() {
     q.readbacks.clear();
 }
 
+std::optional<std::uint32_t> Sender::post_queue() {
+    Queue& q = g_queue[channel_];
+    if (channel_ != 1 || q.list.empty() || q.gets || q.staged || (!g_posted.empty() && g_posted.back().pe != q.pe)) {
+        send_queue();
+        return std::nullopt;
+    }
+    if (g_posted.size() == kPostedLists) list_done(g_posted.front().seq, true);
+    int buffer = 0;
+    while (std::any_of(g_posted.begin(), g_posted.end(), [&](const Posted& p) { return p.buffer == buffer; })) ++buffer;
+    std::memcpy(staging() + list_buffer(buffer), q.list.data(), q.list.size() * sizeof(AmPiece));
+    AmSlot m{};
+    m.op = static_cast<std::uint8_t>(AmOp::PutList);
+    m.space = static_cast<std::uint8_t>(q.space);
+    m.bytes = q.list.size() * sizeof(AmPiece);
+    m.local = staging_offset() + list_buffer(buffer);
+    const int pe = q.pe;
+    q.list.clear();
+    q.staged = q.bytes = 0;
+    send(pe, m, false);
+    g_posted.push_back({m.seq, pe, buffer});
+    return m.seq;
+}
+
+bool Sender::list_done(std::uint32_t seq, bool wait) {
+    auto answered = [&] {
+        const std::uint32_t d = ref(area(g_state.my_pe)->channel[channel_].done).load(std::memory_order_acquire);
+        while (!g_posted.empty() && answered_by(d, g_posted.front().seq)) g_posted.pop_front();
+        return answered_by(d, seq);
+    };
+    if (answered()) {
+        cross_process_acquire();
+        return true;
+    }
+    if (!wait) return false;
+    wait_for_proxy([&] {
+        if (answered()) return true;
+        if (serving_) serving_->serve();
+        return false;
+    });
+    return true;
+}
+
 bool Sender::queue(bool get, int pe, int space, std::uint64_t offset, void* buf, std::size_t n,
                    std::optional<std::uint64_t> in_heap) {
     Queue& q = g_queue[channel_];
     const std::size_t staged = in_heap ? 0 : (n + 15) / 16 * 16;
+    if (channel_ == 1 && (staged || get) && !g_posted.empty()) list_done(g_posted.back().seq, true);
     if (!q.list.empty() && (get != q.gets || pe != q.pe || space != q.space || q.list.size() == kQueueMax ||
                             q.staged + staged > kQueueData))
         send_queue();
@@ -213,6 +277,7 @@ bool Sender::queue(bool get, int pe, int space, std::uint64_t offset, void* buf,
     if (continues && last->local + last->bytes == local) last->bytes += n;
     else q.list.push_back({offset, local, n});
     q.bytes += n;
+    ++q.count;
     if (channel_ == 0) g_queued.store(true, std::memory_order_release);
     return true;
 }
@@ -238,6 +303,19 @@ void flush_queue() {
 }
 
 std::size_t queued_bytes() { return g_queue[1].bytes; }
+std::size_t queued_pieces() { return g_queue[1].list.size(); }
+std::uint64_t queued_count() { return g_queue[1].count; }
+
+std::optional<std::uint32_t> post_queue() {
+    if (!tls_server) return std::nullopt;
+    Sender s;
+    return s.post_queue();
+}
+
+bool list_done(std::uint32_t seq, bool wait) {
+    Sender s;
+    return s.list_done(seq, wait);
+}
 
 bool on_proxy_thread() { return tls_server != nullptr; }
 
@@ -259,7 +337,7 @@ void Inbox::bind_thread() { tls_server = this; }
 
 bool Inbox::serve() {
     AmInbox& in = area(g_state.my_pe)->inbox;
-    bool any = false;
+    bool any = answer_lists(false);
     for (;;) {
         AmSlot& slot = in.slots[next_ % kAmSlots];
         const std::uint64_t round = next_ / kAmSlots;
@@ -270,8 +348,12 @@ bool Inbox::serve() {
         ++next_;
         any = true;
         cross_process_acquire(); // the sender's data and what it did before sending
+        // Anything but a list of puts is carried out after the lists whose copies run, and answered
+        // after them: it may read what they write, and answers on one channel come in order.
+        if (static_cast<AmOp>(m.op) != AmOp::PutList) answer_lists(true);
         std::uint64_t value;
         const DebugTimer timer;
+        list_batch_ = 0;
         {
             [[maybe_unused]] ForPeers peers; // the sender's accesses; released before the answer
             value = execute(m);
@@ -280,26 +362,43 @@ bool Inbox::serve() {
         if (const double ms = timer.over(std::chrono::milliseconds(100)))
             VKSHMEM_DEBUG("active message from PE {} (op {}, space {}, offset {:#x}, {} bytes) took {:.1f} ms", m.from,
                           m.op, m.space, m.offset, m.bytes, ms);
-        // A full fence: stores into a BAR mapping sit in write-combining
-        // buffers, which the release store of the reply does not drain; the
-        // sender's next step may be a device copy that reads them.
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (net::Transport* net = net_to(m.from)) {
-            // The value, then (ordered after it) what says it is there: `done` goes from m.seq - 1
-            // to m.seq (a channel has one message in flight, answered once), so a non-fetching
-            // add, which needs no reply, sets it.
-            ok(net->put(m.from, kHostHeap, channel_at(m.channel) + offsetof(AmChannel, value), &value, sizeof value));
-            ok(net->fence());
-            ok(net->amo(m.from, kHostHeap, channel_at(m.channel) + offsetof(AmChannel, done), net::AmoOp::Add, 4, 1,
-                        0, false));
-        } else {
-            AmChannel& reply = area(m.from)->channel[m.channel];
-            ref(reply.value).store(value, std::memory_order_relaxed);
-            ref(reply.done).store(m.seq, std::memory_order_release);
-        }
         VKSHMEM_TRACE("active message from PE {}: op {}, space {}, offset {:#x}, {} bytes", m.from, m.op, m.space,
                       m.offset, m.bytes);
+        if (list_batch_) pending_.push_back({m.from, m.channel, m.seq, list_batch_});
+        else answer(m.from, m.channel, m.seq, value);
     }
+}
+
+void Inbox::answer(int from, int channel, std::uint32_t seq, std::uint64_t value) {
+    // A full fence: stores into a BAR mapping sit in write-combining
+    // buffers, which the release store of the reply does not drain; the
+    // sender's next step may be a device copy that reads them.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (net::Transport* net = net_to(from)) {
+        // The value, then (ordered after it) what says it is there: `done` goes from seq - 1 to seq
+        // (a channel's messages to a PE over the network are answered one at a time), so a
+        // non-fetching add, which needs no reply, sets it.
+        ok(net->put(from, kHostHeap, channel_at(channel) + offsetof(AmChannel, value), &value, sizeof value));
+        ok(net->fence());
+        ok(net->amo(from, kHostHeap, channel_at(channel) + offsetof(AmChannel, done), net::AmoOp::Add, 4, 1, 0, false));
+    } else {
+        AmChannel& reply = area(from)->channel[channel];
+        ref(reply.value).store(value, std::memory_order_relaxed);
+        ref(reply.done).store(seq, std::memory_order_release);
+    }
+}
+
+bool Inbox::answer_lists(bool wait) {
+    if (pending_.empty()) return false;
+    auto done = stream_->done(wait);
+    if (!done) fatal(kCall, "{}", done.error().message);
+    bool any = false;
+    for (; !pending_.empty() && pending_.front().batch <= *done; pending_.pop_front()) {
+        const Pending& p = pending_.front();
+        answer(p.from, p.channel, p.seq, 0);
+        any = true;
+    }
+    return any;
 }
 
 std::uint64_t Inbox::execute(const AmSlot& m) {
@@ -347,7 +446,7 @@ std::uint64_t Inbox::execute(const AmSlot& m) {
         if (!device_copy(m)) rma::get(theirs, mine, m.bytes, me, kCall);
         return 0;
     case AmOp::PutList:
-    case AmOp::GetList: list(m); return 0;
+    case AmOp::GetList: list_batch_ = list(m); return 0;
     case AmOp::Amo: {
         using rma::detail::AmoOp;
         const auto aop = static_cast<AmoOp>(m.amo_op);
@@ -387,7 +486,7 @@ bool Inbox::device_copy(const AmSlot& m) {
     return true;
 }
 
-void Inbox::list(const AmSlot& m) {
+std::uint64_t Inbox::list(const AmSlot& m) {
     const int me = g_state.my_pe;
     const bool put = static_cast<AmOp>(m.op) == AmOp::PutList;
     const Space space = static_cast<Space>(m.space);
@@ -412,6 +511,7 @@ void Inbox::list(const AmSlot& m) {
     if (copies && !stream_)
         if (auto s = dev_.copy_stream()) stream_ = std::move(*s);
     if (!copies || !stream_) {
+        answer_lists(true); // (the answers come in order)
         for (std::size_t i = 0; i < count; ++i) {
             const AmPiece& p = list[i];
             Result<void> r;
@@ -423,7 +523,7 @@ void Inbox::list(const AmSlot& m) {
         }
         if (copies)
             if (auto r = dev_.quiet(); !r) fatal(kCall, "{}", r.error().message);
-        return;
+        return 0;
     }
     // Two batches, which go to two queues of the copy family (a copy engine pays microseconds per
     // region, and two side by side move 64 KiB regions about 35 % faster: vk-copy-probe); one where
@@ -435,14 +535,23 @@ void Inbox::list(const AmSlot& m) {
     for (std::size_t i = 1; i < count && !overlap; ++i)
         overlap = spans[i - 1].first + spans[i - 1].second > spans[i].first;
     const std::size_t split = overlap || count < 2 ? count : count / 2;
+    std::uint64_t batch = 0;
     for (std::size_t i = 0; i < count; ++i) {
         const AmPiece& p = list[i];
         if (put) stream_->add(*target, p.offset, *host, p.local, p.bytes);
         else stream_->add(*host, p.local, *target, p.offset, p.bytes, true);
-        if (i + 1 == split || i + 1 == count)
-            if (auto r = stream_->submit(); !r) fatal(kCall, "{}", r.error().message);
+        if (i + 1 == split || i + 1 == count) {
+            auto r = stream_->submit();
+            if (!r) fatal(kCall, "{}", r.error().message);
+            batch = *r;
+        }
     }
+    // A list of puts is answered once its copies are done (answer_lists), while this thread serves
+    // on: a sender with the next list out then finds the copy engines busy with it. (The batches
+    // of one stream complete in order.)
+    if (put && batch) return batch;
     if (auto r = stream_->done(true); !r) fatal(kCall, "{}", r.error().message);
+    return 0;
 }
 
 void Inbox::sleep(int us, const std::atomic<int>& busy, const std::atomic<bool>& soon, int long_us) {
@@ -452,7 +561,7 @@ void Inbox::sleep(int us, const std::atomic<int>& busy, const std::atomic<bool>&
     ref(in.sleeping).store(1, std::memory_order_seq_cst);
     const bool pending =
         ref(in.slots[next_ % kAmSlots].state).load(std::memory_order_seq_cst) == next_ / kAmSlots * 2 + 1;
-    if (!pending && busy.load(std::memory_order_seq_cst) == 0) futex_wait(&in.doorbell, bell, us);
+    if (!pending && pending_.empty() && busy.load(std::memory_order_seq_cst) == 0) futex_wait(&in.doorbell, bell, us);
     ref(in.sleeping).store(0, std::memory_order_relaxed);
 }
 

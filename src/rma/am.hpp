@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -59,12 +60,25 @@ bool queue_put(int pe, int space, std::uint64_t offset, const void* src, std::si
 // from where the sender copies them on into `dst` once the list is done: dst holds them only then.
 bool queue_get(int pe, int space, std::uint64_t offset, void* dst, std::size_t n, std::optional<std::uint64_t> in_heap);
 // Sends the calling thread's channel's queued puts or gets and waits until the owner has carried
-// them out.
+// them out (and the lists post_queue sent before).
 void flush_queue();
+// The proxy thread only: sends its queued puts as one PutList without waiting for the owner, and
+// returns the list's number for list_done, so that the thread serves its ring while the owner
+// copies. At most kPostedLists are out: another waits for the oldest first. Where the queue cannot
+// be posted (gets, bytes staged, lists to another PE out) it is sent and waited for, and the
+// result is empty, as it is for an empty queue: the lists out are then done too.
+std::optional<std::uint32_t> post_queue();
+constexpr int kPostedLists = 3;
+// Whether the owner has carried out posted list `seq` (and every one before it); with `wait`,
+// waits for that first.
+bool list_done(std::uint32_t seq, bool wait);
 // Whether the calling thread is this PE's proxy thread.
 bool on_proxy_thread();
-// The bytes the proxy thread's channel has queued (its flush policy: proxy.cpp).
+// The bytes and pieces (after joining those that continue each other) the proxy thread's channel
+// has queued (its flush policy: proxy.cpp), and how many puts or gets it queued so far.
 std::size_t queued_bytes();
+std::size_t queued_pieces();
+std::uint64_t queued_count();
 
 // One sender: holds a channel of this PE for its lifetime. The proxy thread
 // has its own channel (and serves its inbox while it waits, so two proxies
@@ -96,6 +110,9 @@ public:
     // before the staging area takes other bytes (send() sends them before any other message by
     // itself).
     void send_queue();
+    // post_queue and list_done (the proxy thread's channel).
+    std::optional<std::uint32_t> post_queue();
+    bool list_done(std::uint32_t seq, bool wait);
 
 private:
     friend bool queue_put(int, int, std::uint64_t, const void*, std::size_t, std::optional<std::uint64_t>);
@@ -104,7 +121,9 @@ private:
     bool queue(bool get, int pe, int space, std::uint64_t offset, void* buf, std::size_t n,
                std::optional<std::uint64_t> in_heap);
     void transfer(AmOp op, int pe, int space, std::uint64_t offset, std::uint64_t local, std::size_t n);
-    void send(int pe, AmSlot& m);
+    // Returns once `pe` answered, or at once with `!wait` (a posted list); every other message
+    // first waits for the posted lists' answers, which share its reply channel.
+    void send(int pe, AmSlot& m, bool wait = true);
     int channel_;
     Inbox* serving_; // the calling thread's own inbox (proxy thread), else null
     std::unique_lock<std::mutex> lock_;
@@ -126,6 +145,10 @@ public:
     void wake();
     // Makes the calling thread this inbox's server (Sender uses its channel).
     void bind_thread();
+    // Lists of puts whose copies still run (serve answers them once they are done), and answering
+    // them now, after waiting for their copies with `wait`: true if any was answered.
+    bool answering() const { return !pending_.empty(); }
+    bool answer_lists(bool wait);
 
 private:
     std::uint64_t execute(const AmSlot& m);
@@ -136,8 +159,17 @@ private:
     // A large put or get between a device heap of this PE and the sender's
     // host heap as one device copy; false where there is none to make.
     bool device_copy(const AmSlot& m);
-    // A PutList or GetList message's puts or gets (AmPiece).
-    void list(const AmSlot& m);
+    // A PutList or GetList message's puts or gets (AmPiece): the copy batch the answer of a
+    // PutList waits for, or 0 where it is carried out.
+    std::uint64_t list(const AmSlot& m);
+    void answer(int from, int channel, std::uint32_t seq, std::uint64_t value);
+    struct Pending {
+        int from, channel;
+        std::uint32_t seq;
+        std::uint64_t batch;
+    };
+    std::deque<Pending> pending_; // oldest first
+    std::uint64_t list_batch_ = 0; // execute's list(), for serve
     VulkanDevice& dev_;
     SymmetricMemory& mem_;
     std::uint64_t next_ = 0;           // the next ticket to serve
