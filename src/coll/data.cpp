@@ -2,8 +2,9 @@
 // Collectives where every member sends to every member: fcollect, collect,
 // alltoall, alltoalls. Each member puts its blocks straight into every
 // destination (starting with its right neighbour, so members do not all write
-// to the same PE at once), completes them, and signals; it is done when every
-// other member has signalled it. No opening sync: destinations are ready when
+// to the same PE at once), orders them before its signals with a fence, and
+// signals; it is done when every other member has signalled it. No opening
+// sync: destinations are ready when
 // the call is made (the specification's precondition), and a member finishes
 // only after hearing from all, so none runs more than one call ahead; the
 // flags alternate between consecutive calls (Team::exchanges).
@@ -30,7 +31,7 @@ void exchange_done(Team& t, int f, const char* call) {
     f = parity_flag(t, f);
     const int n = t.size();
     if (n == 1) return;
-    quiet();
+    order(call);
     each_from_right(t, [&](int i) {
         if (i != t.me) signal(t, i, f, call);
     });

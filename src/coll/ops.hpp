@@ -44,6 +44,10 @@ inline void put(Team& t, int index, void* dest, const void* src, std::size_t n, 
 
 // Completes this PE's puts: what it signals next is there.
 inline void quiet() { rma::quiet(); }
+// Orders this PE's puts before what it signals next to the same PEs (shmem_fence: a signal is an
+// atomic add, which a fence orders after the puts before it), so a signal still says its data is
+// there, without waiting for the puts to complete: over UCX that wait is a round trip.
+inline void order(const char* call) { rma::fence_on(nullptr, call); }
 
 // Bytes [sym, sym + n) of world PE pe's copy, readable by this CPU: the
 // mapping where the route is Direct, else a copy fetched into buf.

@@ -38,7 +38,7 @@ void reduce(Team& t, void* dest, const void* source, std::size_t n, std::size_t 
         for (int i = 1; i < size; ++i) combine(acc.data(), view(source, bytes, t.world(i), buf, call), n);
         for (int i = 0; i < size; ++i) put(t, i, dest, acc.data(), bytes, call);
         if (size == 1) return;
-        quiet();
+        order(call);
         for (int i = 1; i < size; ++i) signal(t, i, kData, call);
         return;
     }

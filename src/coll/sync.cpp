@@ -68,7 +68,7 @@ void spread(Team& t, void* dest, const void* source, std::size_t bytes, int root
         if (me != root) return wait(t, kData);
         for (int i = 0; i < n; ++i)
             if (i != root) put(t, i, dest, source, bytes, call);
-        quiet();
+        order(call);
         for (int i = 0; i < n; ++i)
             if (i != root) signal(t, i, kData, call);
         return;
@@ -87,7 +87,7 @@ void spread(Team& t, void* dest, const void* source, std::size_t bytes, int root
     int j = first;
     for (; v + (1 << j) < n; ++j) put(t, (v + (1 << j) + root) % n, dest, from, bytes, call);
     if (j == first) return;
-    quiet();
+    order(call);
     for (j = first; v + (1 << j) < n; ++j) signal(t, (v + (1 << j) + root) % n, kDown + j, call);
 }
 } // namespace detail
