@@ -4,10 +4,10 @@
 // destination (starting with its right neighbour, so members do not all write
 // to the same PE at once), orders them before its signals with a fence, and
 // signals; it is done when every other member has signalled it. No opening
-// sync: destinations are ready when
-// the call is made (the specification's precondition), and a member finishes
-// only after hearing from all, so none runs more than one call ahead; the
-// flags alternate between consecutive calls (Team::exchanges).
+// sync: destinations are ready when the call is made (the specification's
+// precondition), and a member finishes only after hearing from all, so none
+// runs more than one call ahead; the flags alternate between consecutive calls
+// (Team::exchanges).
 #include "coll/coll.hpp"
 #include "coll/ops.hpp"
 
